@@ -1,0 +1,62 @@
+# lk417: the Linux 4.17 merge window's systems on Debian's 6.12 kernel.
+# Run as root on Debian 12; every target installs what it needs.
+#
+#   make run        boot our kernel in QEMU and run the demonstration
+#   make test       build the kernel and run every test suite in QEMU
+#   make test SUITE=smoke   one suite
+#   make shell      interactive shell in the guest
+#   make bench      benchmarks (make bench BENCH=name for one)
+#   make stress     long runs on the debug (KASAN/lockdep) kernel
+#   make tree       build/linux: git work tree of the patched kernel
+#   make export-patches   write build/linux's commits to kernel/patches/
+#   make tree-reset       discard build/linux's own commits and changes
+#   make kernel / kernel-debug   just build
+#   make checkpatch run scripts/checkpatch.pl --strict on every patch
+
+SHELL := /bin/bash
+S := scripts
+
+.PHONY: help deps tree kernel kernel-debug run shell test bench stress \
+	export-patches tree-reset checkpatch clean
+
+help:
+	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
+
+deps:
+	@$(S)/deps.sh
+
+tree: deps
+	@$(S)/kernel-tree.sh
+
+tree-reset: deps
+	@$(S)/kernel-tree.sh --reset
+
+kernel: tree
+	@$(S)/kernel-build.sh default
+
+kernel-debug: tree
+	@$(S)/kernel-build.sh debug
+
+export-patches:
+	@$(S)/export-patches.sh
+
+checkpatch: tree
+	@$(S)/checkpatch.sh
+
+run: kernel
+	@$(S)/demo.sh
+
+shell: kernel
+	@$(S)/qemu-run.sh --timeout 86400 $(QEMU_ARGS) --shell
+
+test: kernel
+	@$(S)/test.sh $(SUITE)
+
+bench: kernel
+	@$(S)/bench.sh $(BENCH)
+
+stress: kernel-debug
+	@$(S)/stress.sh
+
+clean:
+	rm -rf build/obj build/obj-debug build/tests build/runs build/test-results

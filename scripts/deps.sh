@@ -1,0 +1,43 @@
+#!/bin/bash
+# Install the Debian packages the build, the runner and the tests need.
+# Usage: scripts/deps.sh   (as root; quiet when everything is present)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+want=$(cat <<'LIST'
+linux-source-6.12 qemu-system-x86 ccache gcc make flex bison bc
+libelf-dev libssl-dev cpio kmod xz-utils rsync git
+clang llvm libbpf-dev bpftool iproute2 util-linux
+e2fsprogs libcap-dev libnuma-dev
+LIST
+)
+missing=()
+for p in $want; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+[ "$(id -u)" -eq 0 ] || die "missing packages (${missing[*]}); run as root to install them"
+pinned=$(cat "$REPO/kernel/SOURCE_VERSION")
+args=()
+for p in "${missing[@]}"; do
+	# Ask for the version the patch series was made against when the
+	# archive still has it; otherwise take the candidate and let the
+	# series check say whether it applies.
+	if [ "$p" = "$SOURCE_PKG" ] &&
+	   apt-cache madison "$p" 2>/dev/null | grep -qF "| $pinned |"; then
+		p="$p=$pinned"
+	fi
+	args+=("$p")
+done
+say "installing Debian packages: ${args[*]}"
+export DEBIAN_FRONTEND=noninteractive
+mkdir -p "$BUILD"
+if ! apt-get install -y --no-install-recommends "${args[@]}" >"$BUILD/apt.log" 2>&1; then
+	say "apt-get install failed; updating the package lists and trying once more"
+	apt-get update >>"$BUILD/apt.log" 2>&1 || true
+	apt-get install -y --no-install-recommends "${args[@]}" >>"$BUILD/apt.log" 2>&1 ||
+		die "apt-get install failed, see $BUILD/apt.log"
+fi
+say "packages installed"

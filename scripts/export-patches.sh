@@ -1,0 +1,45 @@
+#!/bin/bash
+# Write the commits of build/linux after the pristine baseline back into
+# kernel/patches/ (git format-patch files) and kernel/patches/series.
+#
+# Usage: scripts/export-patches.sh [--to DIR]
+#   --to DIR   export into DIR instead (used by the round-trip test)
+#
+# The output is stable: zero commit ids, no signature, fixed abbreviation,
+# so applying the series and exporting it again reproduces it byte for byte.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+dest=$KPATCHES
+case "${1:-}" in
+--to) dest=$2 ;;
+"") ;;
+-h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+*) die "unknown option '$1' (try --help)" ;;
+esac
+[ -d "$KSRC/.git" ] || die "no work tree at build/linux (make tree)"
+gitk() { git -C "$KSRC" -c core.abbrev=12 "$@"; }
+[ -z "$(gitk status --porcelain --untracked-files=no)" ] ||
+	die "build/linux has uncommitted changes: commit them first"
+
+mkdir -p "$dest"
+tmp=$(mktemp -d)
+gitk format-patch -q --zero-commit --no-signature -o "$tmp" lk417-base..HEAD
+rm -f "$dest"/*.patch
+n=0
+: >"$dest/series"
+for p in "$tmp"/*.patch; do
+	[ -e "$p" ] || continue
+	cp "$p" "$dest/"
+	basename "$p" >>"$dest/series"
+	n=$((n + 1))
+done
+rm -rf "$tmp"
+if [ "$dest" = "$KPATCHES" ]; then
+	# The tree now matches the series: record that, so the next build
+	# does not think the tree is stale.
+	. "$REPO/scripts/series-id.sh"
+	series_id >"$KSRC/.git/lk417-series-id"
+	gitk rev-parse HEAD >"$KSRC/.git/lk417-applied-head"
+fi
+say "exported $n patch(es) to ${dest#$REPO/}"

@@ -1,0 +1,63 @@
+#!/bin/bash
+# Run test suites in QEMU, one boot per suite, and summarise.
+#
+# Usage: scripts/test.sh [--variant V] [SUITE...]
+#   With no SUITE, runs every directory of tests/ that has a "run" file
+#   and no "stress-only" marker.  Each suite's suite.conf gives its QEMU
+#   options (QEMU_ARGS) and time limit (TIMEOUT, seconds).
+#
+# Besides the suite's own TAP, every suite gets one more result: the guest
+# finished, the suite exited 0, and the kernel log is free of splats.
+# Ends with "N passed, N failed, N skipped"; exit 1 when anything failed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+variant=default
+if [ "${1:-}" = --variant ]; then variant=$2; shift 2; fi
+case "${1:-}" in -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+
+suites=("$@")
+if [ ${#suites[@]} -eq 0 ]; then
+	for d in "$REPO"/tests/*/; do
+		[ -x "$d/run" ] && [ ! -e "$d/stress-only" ] && suites+=("$(basename "$d")")
+	done
+fi
+for s in "${suites[@]}"; do
+	[ -x "$REPO/tests/$s/run" ] ||
+		die "no suite '$s' (have: $(cd "$REPO/tests" && ls -d */ | tr -d / | tr '\n' ' '))"
+done
+
+results=$BUILD/test-results
+rm -rf "$results"
+mkdir -p "$results"
+khdr=$(kobj "$variant")/usr/include
+[ -d "$khdr/linux" ] || die "no exported uapi headers in $khdr: build the kernel first"
+
+for s in "${suites[@]}"; do
+	QEMU_ARGS="" TIMEOUT=600
+	[ -f "$REPO/tests/$s/suite.conf" ] && . "$REPO/tests/$s/suite.conf"
+	if [ -f "$REPO/tests/$s/Makefile" ]; then
+		say "building suite $s"
+		make -s -C "$REPO/tests/$s" OUT="$BUILD/tests/$s" KHDR="$khdr" ||
+			die "building suite $s failed"
+	fi
+	say "suite $s"
+	rc=0
+	# shellcheck disable=SC2086
+	"$REPO/scripts/qemu-run.sh" --variant "$variant" $QEMU_ARGS --timeout "$TIMEOUT" \
+		--out "$BUILD/runs/test-$s" -- "$REPO/guest/run-suite.sh" "$s" || rc=$?
+	cp "$BUILD/runs/test-$s/output.log" "$results/$s.tap"
+	case $rc in
+	0) verdict="ok 1 - suite $s: finished, exit 0, no kernel splat" ;;
+	3) verdict="not ok 1 - suite $s: kernel splat in the guest log" ;;
+	124) verdict="not ok 1 - suite $s: timed out after $TIMEOUT s" ;;
+	125) verdict="not ok 1 - suite $s: guest died without a status" ;;
+	*) verdict="not ok 1 - suite $s: exited with status $rc" ;;
+	esac
+	printf '1..1\n%s\n' "$verdict" >"$results/$s.guest.tap"
+	echo "$verdict"
+done
+
+files=()
+for s in "${suites[@]}"; do files+=("$results/$s.tap" "$results/$s.guest.tap"); done
+"$REPO/scripts/tap-summary.sh" "${files[@]}"

@@ -1,0 +1,21 @@
+# Common rules for a suite's C programs, included by tests/<suite>/Makefile.
+# The caller (scripts/test.sh) passes OUT (the suite's build directory) and
+# KHDR (the patched kernel's exported uapi headers).
+LIBDIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+TOP := $(abspath $(LIBDIR)/../..)
+OUT ?= $(TOP)/build/tests/$(notdir $(CURDIR))
+KHDR ?= $(TOP)/build/obj/usr/include
+CC ?= gcc
+CFLAGS ?= -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror
+CPPFLAGS += -isystem $(KHDR) -I$(LIBDIR)
+PROGS_BIN := $(addprefix $(OUT)/,$(PROGS))
+
+all: $(PROGS_BIN)
+
+$(OUT)/%: %.c $(wildcard $(LIBDIR)/*.h) | $(OUT)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+$(OUT):
+	mkdir -p $@
+
+.PHONY: all
