@@ -3,6 +3,9 @@
 # Exit 1 when any patch has errors, warnings or checks.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+# spdxcheck.py needs Debian's python3 (with python3-ply and python3-git),
+# not another python3 that may come first in PATH.
+export PATH=/usr/bin:$PATH
 bad=0 n=0
 while read -r p; do
 	case "$p" in ''|'#'*) continue ;; esac

@@ -8,7 +8,7 @@ want=$(cat <<'LIST'
 linux-source-6.12 qemu-system-x86 ccache gcc make flex bison bc
 libelf-dev libssl-dev cpio kmod xz-utils rsync git
 clang llvm libbpf-dev bpftool iproute2 util-linux
-e2fsprogs libcap-dev libnuma-dev
+e2fsprogs libcap-dev libnuma-dev python3-ply python3-git
 LIST
 )
 missing=()

@@ -7,13 +7,15 @@ OUT ?= $(TOP)/build/tests/$(notdir $(CURDIR))
 KHDR ?= $(TOP)/build/obj/usr/include
 CC ?= gcc
 CFLAGS ?= -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror
-CPPFLAGS += -isystem $(KHDR) -I$(LIBDIR)
+CPPFLAGS += -isystem $(KHDR) -I$(LIBDIR) -I$(TOP)/lib
+# Extra sources linked into every program of the suite (e.g. libadi).
+EXTRA_SRCS ?=
 PROGS_BIN := $(addprefix $(OUT)/,$(PROGS))
 
 all: $(PROGS_BIN)
 
-$(OUT)/%: %.c $(wildcard $(LIBDIR)/*.h) | $(OUT)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDLIBS)
+$(OUT)/%: %.c $(EXTRA_SRCS) $(wildcard $(LIBDIR)/*.h $(TOP)/lib/*.h *.h) | $(OUT)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(EXTRA_SRCS) $(LDLIBS)
 
 $(OUT):
 	mkdir -p $@

@@ -1,19 +1,55 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Minimal TAP output for C tests run in the guest.
- * tap_plan(n); tap_ok(cond, fmt, ...); tap_skip(why, fmt, ...); tap_done().
+ * TAP output for C tests run in the guest.
+ *
+ *   tap_init();                 once, first
+ *   tap_group("name", fn);      run fn() in a child process: a crash or an
+ *                               unexpected signal there is one failed test,
+ *                               and the next group still runs
+ *   tap_ok(cond, fmt, ...);     one test
+ *   tap_skip(why, fmt, ...);    one skipped test
+ *   return tap_done();          prints the plan (at the end, as TAP allows)
+ *
+ * Counters live in shared memory so that results from group children are
+ * numbered and counted in order.
  */
 #ifndef LK417_TAP_H
 #define LK417_TAP_H
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-static int tap_count, tap_failed;
+struct tap_state {
+	int count;
+	int failed;
+};
 
-static inline void tap_plan(int n)
+static struct tap_state *tap;
+
+static inline void tap_init(void)
 {
-	printf("1..%d\n", n);
+	tap = mmap(NULL, sizeof(*tap), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (tap == MAP_FAILED) {
+		perror("tap_init: mmap");
+		exit(2);
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+static inline void tap_vresult(const char *status, const char *directive,
+			       const char *fmt, va_list ap)
+{
+	int n = __atomic_add_fetch(&tap->count, 1, __ATOMIC_SEQ_CST);
+
+	printf("%s %d - ", status, n);
+	vprintf(fmt, ap);
+	printf("%s\n", directive);
 	fflush(stdout);
 }
 
@@ -22,30 +58,24 @@ static inline int tap_ok(int cond, const char *fmt, ...)
 {
 	va_list ap;
 
-	tap_count++;
 	if (!cond)
-		tap_failed++;
-	printf("%sok %d - ", cond ? "" : "not ", tap_count);
+		__atomic_add_fetch(&tap->failed, 1, __ATOMIC_SEQ_CST);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_vresult(cond ? "ok" : "not ok", "", fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 	return cond;
 }
 
 __attribute__((format(printf, 2, 3)))
 static inline void tap_skip(const char *why, const char *fmt, ...)
 {
+	char directive[256];
 	va_list ap;
 
-	tap_count++;
-	printf("ok %d - ", tap_count);
+	snprintf(directive, sizeof(directive), " # SKIP %s", why);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_vresult("ok", directive, fmt, ap);
 	va_end(ap);
-	printf(" # SKIP %s\n", why);
-	fflush(stdout);
 }
 
 __attribute__((format(printf, 1, 2)))
@@ -61,9 +91,36 @@ static inline void tap_diag(const char *fmt, ...)
 	fflush(stdout);
 }
 
+static inline void tap_group(const char *name, void (*fn)(void))
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		tap_ok(0, "%s: fork failed", name);
+		return;
+	}
+	if (pid == 0) {
+		fn();
+		fflush(stdout);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		tap_ok(0, "%s: waitpid failed", name);
+	else if (WIFSIGNALED(status))
+		tap_ok(0, "%s: died of signal %d (%s)", name, WTERMSIG(status),
+		       strsignal(WTERMSIG(status)));
+	else if (WEXITSTATUS(status))
+		tap_ok(0, "%s: exited with status %d", name, WEXITSTATUS(status));
+}
+
 static inline int tap_done(void)
 {
-	return tap_failed ? 1 : 0;
+	printf("1..%d\n", tap->count);
+	fflush(stdout);
+	return tap->failed ? 1 : 0;
 }
 
 #endif

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libadi: Application Data Integrity on x86-64 (the lk417 kernel series)
+ * for programs.  Memory in a PROT_ADI mapping carries a 4-bit version per
+ * 64-byte block; pointers carry a version in bits 63:60; a mismatching
+ * access raises SIGSEGV (SEGV_ADIPERR or SEGV_ADIDERR).
+ *
+ * Functions return 0 (or a value) on success and -1 with errno on failure.
+ */
+#ifndef LIBADI_H
+#define LIBADI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef PROT_ADI
+#define PROT_ADI	0x10
+#endif
+#ifndef AT_ADI_BLKSZ
+#define AT_ADI_BLKSZ	48
+#define AT_ADI_NBITS	49
+#define AT_ADI_UEONADI	50
+#endif
+
+#define ADI_VERSION_SHIFT	60
+#define ADI_VERSION_MASK	(UINT64_C(0xf) << ADI_VERSION_SHIFT)
+#define ADI_VERSION_MAX		15
+
+struct adi_caps {
+	unsigned long block_size;	/* bytes per versioned block (64) */
+	unsigned long version_bits;	/* version bits in a pointer (4) */
+	unsigned long ue_version;	/* version after a memory error */
+};
+
+/* Fill @caps from the aux vector; -1 with ENOTSUP when ADI is absent. */
+int adi_get_caps(struct adi_caps *caps);
+bool adi_is_available(void);
+
+/* mprotect(addr, len, prot | PROT_ADI): check versions in this range. */
+int adi_enable(void *addr, size_t len, int prot);
+
+/* Version every 64-byte block of [addr, addr + len); both 64-aligned. */
+int adi_set_version(void *addr, size_t len, unsigned int version);
+/* The version of the block that holds @addr, or -1. */
+int adi_get_version(const void *addr);
+
+/* Precise mode: store mismatches report the data address (this thread). */
+int adi_set_precise(bool precise);
+int adi_get_precise(void);
+
+static inline void *adi_make_ptr(const void *p, unsigned int version)
+{
+	return (void *)(((uintptr_t)p & ~ADI_VERSION_MASK) |
+			((uintptr_t)(version & 0xf) << ADI_VERSION_SHIFT));
+}
+
+static inline void *adi_strip_ptr(const void *p)
+{
+	return (void *)((uintptr_t)p & ~ADI_VERSION_MASK);
+}
+
+static inline unsigned int adi_ptr_version(const void *p)
+{
+	return (uintptr_t)p >> ADI_VERSION_SHIFT;
+}
+
+#endif

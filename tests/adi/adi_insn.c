@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every instruction class the ADI checker must know, through inline asm:
+ * with the matching version the data must be right; with another version
+ * the right signal, code and address, and memory unchanged.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "adi_test.h"
+
+#define V_GOOD	5
+#define V_BAD	6
+
+static char *mem;	/* 2 pages; blocks 0-31 version 5, the rest 0 */
+
+static void *plain(size_t off) { return mem + off; }
+static void *good(size_t off) { return adi_make_ptr(mem + off, V_GOOD); }
+static void *bad(size_t off) { return adi_make_ptr(mem + off, V_BAD); }
+
+/*
+ * Each group runs in a child; it versions its own copy of the memory
+ * (fill() writes, which copies the pages on write after fork).
+ */
+static void fill(void)
+{
+	for (int i = 0; i < 8192; i++)
+		mem[i] = (char)(i * 7 + 1);
+	must_set_version(mem, 2048, V_GOOD);
+}
+
+static int unchanged(void)
+{
+	for (int i = 0; i < 8192; i++)
+		if (mem[i] != (char)(i * 7 + 1))
+			return 0;
+	return 1;
+}
+
+/*
+ * A load through good() must give what the same code reads through a plain
+ * pointer (unchecked); a load through bad() must be caught.
+ */
+#define CHECK_LOAD(name, type, expr_plain, expr_good, expr_bad, off)	\
+do {									\
+	type v = 0, want;						\
+	int sig;							\
+	fill();								\
+	want = (expr_plain);						\
+	fill();								\
+	sig = TRY(v = (expr_good));					\
+	tap_ok(!sig && v == want, "%s: matching version loads the data", name); \
+	fill();								\
+	sig = TRY(v = (expr_bad));					\
+	tap_ok(is_adi_perr(bad(off)) && unchanged(),			\
+	       "%s: mismatch is SEGV_ADIPERR at the data address (sig %d code %d)", \
+	       name, caught.signo, caught.code);			\
+} while (0)
+
+/* A store: matching writes, mismatching is caught and writes nothing. */
+#define CHECK_STORE(name, stmt_good, stmt_bad, ok_cond)			\
+do {									\
+	int sig;							\
+	fill();								\
+	sig = TRY(stmt_good);						\
+	tap_ok(!sig && (ok_cond), "%s: matching version stores", name);	\
+	fill();								\
+	sig = TRY(stmt_bad);						\
+	tap_ok(is_adi_derr() && unchanged(),				\
+	       "%s: mismatch is SEGV_ADIDERR at the instruction, memory unchanged (sig %d code %d)", \
+	       name, caught.signo, caught.code);			\
+} while (0)
+
+static uint8_t ld_movzb(void *p) { uint32_t v; __asm__ volatile("movzbl (%1), %0" : "=r"(v) : "r"(p) : "memory"); return v; }
+static uint16_t ld_movzw(void *p) { uint32_t v; __asm__ volatile("movzwl (%1), %0" : "=r"(v) : "r"(p) : "memory"); return v; }
+static uint32_t ld_movl(void *p) { uint32_t v; __asm__ volatile("movl (%1), %0" : "=r"(v) : "r"(p) : "memory"); return v; }
+static uint64_t ld_movq(void *p) { uint64_t v; __asm__ volatile("movq (%1), %0" : "=r"(v) : "r"(p) : "memory"); return v; }
+static int64_t ld_movsbq(void *p) { int64_t v; __asm__ volatile("movsbq (%1), %0" : "=r"(v) : "r"(p) : "memory"); return v; }
+static int64_t ld_movslq(void *p) { int64_t v; __asm__ volatile("movslq (%1), %0" : "=r"(v) : "r"(p) : "memory"); return v; }
+
+/* The destination is the base register: the version must not come back. */
+static uint64_t ld_self(void *p)
+{
+	uint64_t v = (uint64_t)p;
+
+	__asm__ volatile("movq 8(%0), %0" : "+r"(v) : : "memory");
+	return v;
+}
+
+/* The version is in the index register. */
+static uint64_t ld_index(void *p)
+{
+	uint64_t v, off = 16;
+
+	__asm__ volatile("movq (%2,%1,1), %0" : "=r"(v) : "r"(p), "r"(off) : "memory");
+	return v;
+}
+
+/* rbp as the base: #SS on hardware, #GP under TCG; both must work. */
+static uint64_t ld_rbp(void *p)
+{
+	uint64_t v;
+
+	__asm__ volatile("lea -128(%%rsp), %%rsp\n\t"
+		     "push %%rbp\n\t"
+		     "mov %1, %%rbp\n\t"
+		     "movq 24(%%rbp), %0\n\t"
+		     "pop %%rbp\n\t"
+		     "lea 128(%%rsp), %%rsp"
+		     : "=r"(v) : "r"(p) : "memory");
+	return v;
+}
+
+static uint64_t alu_add(void *p) { uint64_t v = 3; __asm__ volatile("addq (%1), %0" : "+r"(v) : "r"(p) : "memory", "cc"); return v; }
+static uint64_t alu_cmp(void *p) { uint8_t e; __asm__ volatile("cmpq $0, (%1); sete %0" : "=r"(e) : "r"(p) : "memory", "cc"); return e; }
+static uint64_t alu_test(void *p) { uint8_t z; __asm__ volatile("testl $0xff, (%1); setz %0" : "=r"(z) : "r"(p) : "memory", "cc"); return z; }
+static uint64_t sse_load(void *p)
+{
+	uint64_t lo;
+
+	__asm__ volatile("movdqu (%1), %%xmm0; movq %%xmm0, %0" : "=r"(lo) : "r"(p) : "memory", "xmm0");
+	return lo;
+}
+static uint64_t avx_load(void *p)
+{
+	uint64_t lo;
+
+	__asm__ volatile("vmovdqu (%1), %%ymm0; vmovq %%xmm0, %0; vzeroupper"
+		     : "=r"(lo) : "r"(p) : "memory", "xmm0");
+	return lo;
+}
+static uint64_t avx_cmp(void *p)
+{
+	uint32_t mask;
+
+	__asm__ volatile("vpxor %%xmm1, %%xmm1, %%xmm1; vpcmpeqb (%1), %%ymm1, %%ymm0;"
+		     "vpmovmskb %%ymm0, %0; vzeroupper"
+		     : "=r"(mask) : "r"(p) : "memory", "xmm0", "xmm1");
+	return mask;
+}
+
+static void test_loads(void)
+{
+	CHECK_LOAD("movzbl", uint8_t, ld_movzb(plain(63)), ld_movzb(good(63)), ld_movzb(bad(63)), 63);
+	CHECK_LOAD("movzwl", uint16_t, ld_movzw(plain(62)), ld_movzw(good(62)), ld_movzw(bad(62)), 62);
+	CHECK_LOAD("movl", uint32_t, ld_movl(plain(60)), ld_movl(good(60)), ld_movl(bad(60)), 60);
+	CHECK_LOAD("movq", uint64_t, ld_movq(plain(56)), ld_movq(good(56)), ld_movq(bad(56)), 56);
+	CHECK_LOAD("movsbq", int64_t, ld_movsbq(plain(64)), ld_movsbq(good(64)), ld_movsbq(bad(64)), 64);
+	CHECK_LOAD("movslq", int64_t, ld_movslq(plain(128)), ld_movslq(good(128)), ld_movslq(bad(128)), 128);
+	CHECK_LOAD("movq 8(%r),%r (base overwritten)", uint64_t, ld_self(plain(0)), ld_self(good(0)), ld_self(bad(0)), 8);
+	CHECK_LOAD("movq (%r,%idx) (version in index)", uint64_t, ld_index(plain(0)), ld_index(good(0)), ld_index(bad(0)), 16);
+	CHECK_LOAD("movq 24(%rbp) (#SS path)", uint64_t, ld_rbp(plain(0)), ld_rbp(good(0)), ld_rbp(bad(0)), 24);
+	CHECK_LOAD("movdqu xmm (16 bytes)", uint64_t, sse_load(plain(32)), sse_load(good(32)), sse_load(bad(32)), 32);
+	if (__builtin_cpu_supports("avx2"))
+		CHECK_LOAD("vmovdqu ymm (32 bytes)", uint64_t, avx_load(plain(64)), avx_load(good(64)), avx_load(bad(64)), 64);
+	else
+		tap_skip("no AVX2", "vmovdqu ymm");
+}
+
+static void test_alu(void)
+{
+	uint64_t want, v = 0;
+	int sig;
+
+	fill();
+	memcpy(&want, mem + 8, 8);
+	sig = TRY(v = alu_add(good(8)));
+	tap_ok(!sig && v == want + 3, "add (mem), reg: matching");
+	sig = TRY(v = alu_add(bad(8)));
+	tap_ok(is_adi_perr(bad(8)), "add (mem), reg: mismatch caught");
+	sig = TRY(v = alu_cmp(good(16)));
+	tap_ok(!sig && v == 0, "cmpq $0, (mem): matching");
+	sig = TRY(v = alu_cmp(bad(16)));
+	tap_ok(is_adi_perr(bad(16)), "cmpq $0, (mem): mismatch caught");
+	sig = TRY(v = alu_test(good(24)));
+	tap_ok(!sig && v == ((mem[24] & 0xff) == 0), "testl (mem): matching");
+	sig = TRY(v = alu_test(bad(24)));
+	tap_ok(is_adi_perr(bad(24)), "testl (mem): mismatch caught");
+
+	/* Read-modify-write instructions report as loads: precise. */
+	CHECK_LOAD("incq (mem) result", uint64_t, *(uint64_t *)(mem + 40),
+		   ({ __asm__ volatile("incq (%0)" : : "r"(good(40)) : "memory", "cc"); *(uint64_t *)(mem + 40) - 1; }),
+		   ({ __asm__ volatile("incq (%0)" : : "r"(bad(40)) : "memory", "cc"); 0; }), 40);
+	CHECK_LOAD("decl (mem) result", uint32_t, *(uint32_t *)(mem + 44),
+		   ({ __asm__ volatile("decl (%0)" : : "r"(good(44)) : "memory", "cc"); *(uint32_t *)(mem + 44) + 1; }),
+		   ({ __asm__ volatile("decl (%0)" : : "r"(bad(44)) : "memory", "cc"); 0; }), 44);
+	CHECK_LOAD("addq reg, (mem) result", uint64_t, *(uint64_t *)(mem + 48),
+		   ({ __asm__ volatile("addq %1, (%0)" : : "r"(good(48)), "r"(10UL) : "memory", "cc"); *(uint64_t *)(mem + 48) - 10; }),
+		   ({ __asm__ volatile("addq %1, (%0)" : : "r"(bad(48)), "r"(10UL) : "memory", "cc"); 0; }), 48);
+}
+
+static void test_atomics(void)
+{
+	volatile uint64_t old = 0;
+	uint64_t want;
+	int sig;
+
+	fill();
+	memcpy(&want, mem + 32, 8);
+	old = 1;
+	sig = TRY({ uint64_t o = old; __asm__ volatile("lock xaddq %0, (%1)" : "+r"(o) : "r"(good(32)) : "memory", "cc"); old = o; });
+	tap_ok(!sig && old == want && *(uint64_t *)(mem + 32) == want + 1, "lock xadd: matching");
+	fill();
+	old = 1;
+	sig = TRY({ uint64_t o = old; __asm__ volatile("lock xaddq %0, (%1)" : "+r"(o) : "r"(bad(32)) : "memory", "cc"); old = o; });
+	tap_ok(is_adi_perr(bad(32)) && unchanged(), "lock xadd: mismatch caught, memory unchanged");
+
+	fill();
+	memcpy(&want, mem + 40, 8);
+	{
+		uint64_t expect = want, repl = 77;
+
+		sig = TRY(__asm__ volatile("lock cmpxchgq %2, (%1)" : "+a"(expect) : "r"(good(40)), "r"(repl) : "memory", "cc"));
+		tap_ok(!sig && *(uint64_t *)(mem + 40) == 77, "lock cmpxchg: matching swaps");
+		fill();
+		expect = want;
+		sig = TRY(__asm__ volatile("lock cmpxchgq %2, (%1)" : "+a"(expect) : "r"(bad(40)), "r"(repl) : "memory", "cc"));
+		tap_ok(is_adi_perr(bad(40)) && unchanged(), "lock cmpxchg: mismatch caught");
+	}
+	{
+		uint64_t lo, hi;
+
+		(void)&lo;
+		(void)&hi;
+		fill();
+		memcpy(&lo, mem + 48, 8);
+		memcpy(&hi, mem + 56, 8);
+		sig = TRY(__asm__ volatile("lock cmpxchg16b (%2)" : "+a"(lo), "+d"(hi)
+				       : "r"(good(48)), "b"(1UL), "c"(2UL) : "memory", "cc"));
+		tap_ok(!sig && *(uint64_t *)(mem + 48) == 1 && *(uint64_t *)(mem + 56) == 2,
+		       "lock cmpxchg16b: matching swaps 16 bytes");
+		fill();
+		memcpy(&lo, mem + 48, 8);
+		memcpy(&hi, mem + 56, 8);
+		sig = TRY(__asm__ volatile("lock cmpxchg16b (%2)" : "+a"(lo), "+d"(hi)
+				       : "r"(bad(48)), "b"(1UL), "c"(2UL) : "memory", "cc"));
+		tap_ok(is_adi_perr(bad(48)) && unchanged(), "lock cmpxchg16b: mismatch caught");
+	}
+}
+
+static void test_stores(void)
+{
+	CHECK_STORE("movb", __asm__ volatile("movb $0x5a, (%0)" : : "r"(good(63)) : "memory"),
+		    __asm__ volatile("movb $0x5a, (%0)" : : "r"(bad(63)) : "memory"), mem[63] == 0x5a);
+	CHECK_STORE("movw", __asm__ volatile("movw $0x5a5a, (%0)" : : "r"(good(62)) : "memory"),
+		    __asm__ volatile("movw $0x5a5a, (%0)" : : "r"(bad(62)) : "memory"), *(uint16_t *)(mem + 62) == 0x5a5a);
+	CHECK_STORE("movl", __asm__ volatile("movl $7, (%0)" : : "r"(good(60)) : "memory"),
+		    __asm__ volatile("movl $7, (%0)" : : "r"(bad(60)) : "memory"), *(uint32_t *)(mem + 60) == 7);
+	CHECK_STORE("movq", __asm__ volatile("movq %1, (%0)" : : "r"(good(8)), "r"(~0UL) : "memory"),
+		    __asm__ volatile("movq %1, (%0)" : : "r"(bad(8)), "r"(~0UL) : "memory"), *(uint64_t *)(mem + 8) == ~0UL);
+	CHECK_STORE("movdqu store (16 bytes)",
+		    __asm__ volatile("pcmpeqb %%xmm0, %%xmm0; movdqu %%xmm0, (%0)" : : "r"(good(16)) : "memory", "xmm0"),
+		    __asm__ volatile("pcmpeqb %%xmm0, %%xmm0; movdqu %%xmm0, (%0)" : : "r"(bad(16)) : "memory", "xmm0"),
+		    *(uint64_t *)(mem + 24) == ~0UL);
+	if (__builtin_cpu_supports("avx2")) {
+		CHECK_STORE("vmovdqu store (32 bytes)",
+			    __asm__ volatile("vpcmpeqb %%ymm0, %%ymm0, %%ymm0; vmovdqu %%ymm0, (%0); vzeroupper" : : "r"(good(96)) : "memory", "xmm0"),
+			    __asm__ volatile("vpcmpeqb %%ymm0, %%ymm0, %%ymm0; vmovdqu %%ymm0, (%0); vzeroupper" : : "r"(bad(96)) : "memory", "xmm0"),
+			    *(uint64_t *)(mem + 120) == ~0UL);
+		CHECK_LOAD("vpcmpeqb ymm, m256", uint64_t, avx_cmp(plain(128)), avx_cmp(good(128)), avx_cmp(bad(128)), 128);
+	} else {
+		tap_skip("no AVX2", "vmovdqu store");
+		tap_skip("no AVX2", "vpcmpeqb");
+	}
+}
+
+static void test_strings(void)
+{
+	int sig;
+	void *volatile d, *volatile s;
+	volatile size_t n;
+
+	/* rep movsb across many blocks, both versioned. */
+	fill();
+	d = good(1024);
+	s = good(64);
+	n = 900;
+	sig = TRY(__asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory"));
+	tap_ok(!sig && n == 0 && d == good(1924) && s == good(964) &&
+	       memcmp(mem + 1024, mem + 64, 0) == 0 && mem[1024] == (char)(64 * 7 + 1) &&
+	       mem[1923] == (char)(963 * 7 + 1),
+	       "rep movsb: copies, advances rsi/rdi keeping versions, rcx = 0");
+	fill();
+	d = bad(1024);
+	s = good(64);
+	n = 900;
+	sig = TRY(__asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory"));
+	tap_ok(is_adi_derr() && unchanged(), "rep movsb: destination mismatch caught, nothing copied");
+	fill();
+	d = good(1024);
+	s = bad(64);
+	n = 900;
+	sig = TRY(__asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory"));
+	tap_ok(is_adi_perr(bad(64)) && unchanged(), "rep movsb: source mismatch caught");
+	/* Destination runs out of the versioned range (block 32 is version 0... */
+	fill();
+	must_set_version(mem + 2048, 64, 9);
+	d = good(1984);
+	s = good(0);
+	n = 128;
+	sig = TRY(__asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory"));
+	tap_ok(is_adi_derr() && unchanged(), "rep movsb: a mismatch in the middle of the range stops it all");
+	must_set_version(mem + 2048, 64, 0);
+
+	fill();
+	d = good(200);
+	n = 1000;
+	sig = TRY(__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(0xab) : "memory"));
+	tap_ok(!sig && n == 0 && (unsigned char)mem[200] == 0xab && (unsigned char)mem[1199] == 0xab &&
+	       mem[1200] == (char)(1200 * 7 + 1), "rep stosb: fills exactly the range");
+	fill();
+	d = bad(200);
+	n = 1000;
+	sig = TRY(__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(0xab) : "memory"));
+	tap_ok(is_adi_derr() && unchanged(), "rep stosb: mismatch caught, nothing written");
+
+	fill();
+	d = good(512);
+	s = good(8);
+	sig = TRY(__asm__ volatile("movsq" : "+D"(d), "+S"(s) : : "memory"));
+	tap_ok(!sig && !memcmp(mem + 512, mem + 8, 8) && d == good(520) && s == good(16),
+	       "movsq (no rep): copies 8 bytes and advances both pointers");
+	fill();
+	d = good(512);
+	n = 4;
+	sig = TRY(__asm__ volatile("rep stosq" : "+D"(d), "+c"(n) : "a"(0x0102030405060708UL) : "memory"));
+	tap_ok(!sig && *(uint64_t *)(mem + 536) == 0x0102030405060708UL && d == good(544),
+	       "rep stosq: 8-byte elements");
+	{
+		volatile uint64_t v = 0;
+
+		fill();
+		s = good(256);
+		sig = TRY(__asm__ volatile("lodsq" : "=a"(v), "+S"(s) : : "memory"));
+		tap_ok(!sig && v == *(uint64_t *)(mem + 256) && s == good(264),
+		       "lodsq (stepped): loads and advances rsi keeping its version");
+	}
+}
+
+static void test_crossing(void)
+{
+	volatile uint64_t v = 0;
+
+	/* 8 bytes at offset 60 of the last version-5 block: 4 in the next. */
+	fill();
+	must_set_version(mem + 2048, 64, 9);
+	TRY(v = ld_movq(good(2044)));
+	tap_ok(is_adi_perr(good(2048)),
+	       "a load straddling into a block of another version: caught at that block (addr %p)",
+	       caught.addr);
+	(void)v;
+}
+
+static void test_unsupported(void)
+{
+	int sig;
+
+	/* x87 is not on the checker's list: plain SIGSEGV, never a guess. */
+	sig = TRY(__asm__ volatile("fldt (%0); fstp %%st(0)" : : "r"(good(0)) : "memory"));
+	tap_ok(sig == SIGSEGV && caught.code == 128 /* SI_KERNEL */,
+	       "an instruction the checker does not know: plain SIGSEGV (code %d)", caught.code);
+}
+
+int main(void)
+{
+	tap_init();
+	mem = adi_map(8192);
+	tap_group("loads", test_loads);
+	tap_group("alu", test_alu);
+	tap_group("atomics", test_atomics);
+	tap_group("stores", test_stores);
+	tap_group("strings", test_strings);
+	tap_group("crossing", test_crossing);
+	tap_group("unsupported", test_unsupported);
+	return tap_done();
+}

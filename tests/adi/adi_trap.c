@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The single-step machinery behind a checked access: ptrace stepping
+ * through checked accesses, a signal delivered before the step completes
+ * (the stripped access faults), page faults during the step, threads,
+ * and a thread re-versioning memory while another reads it.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "adi_test.h"
+
+/* Loads and stores through versioned pointers; returns a checksum. */
+static __attribute__((noinline)) uint64_t work(volatile uint64_t *p, int n)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		p[i] = (uint64_t)i * 5;
+		sum += p[i];
+	}
+	return sum;
+}
+
+static uint64_t expected(int n)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += (uint64_t)i * 5;
+	return sum;
+}
+
+static void test_ptrace_step(void)
+{
+	uint64_t *mem = adi_map(4096);
+	int status, steps = 0, tagged_seen = 0;
+	pid_t pid;
+
+	must_set_version(mem, 4096, 7);
+	pid = fork();
+	if (pid == 0) {
+		volatile uint64_t *p = adi_make_ptr(mem, 7);
+
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		_exit(work(p, 40) == expected(40) ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	while (WIFSTOPPED(status) && steps < 200000) {
+		struct user_regs_struct regs;
+
+		/* The tracer must never see a stripped pointer or our TF. */
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) == 0) {
+			unsigned long r[] = { regs.rax, regs.rbx, regs.rcx, regs.rdx,
+					      regs.rsi, regs.rdi, regs.r8, regs.r9 };
+
+			for (unsigned int i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+				if (adi_ptr_version((void *)r[i]) == 7)
+					tagged_seen++;
+		}
+		ptrace(PTRACE_SINGLESTEP, pid, NULL,
+		       WSTOPSIG(status) == SIGTRAP || WSTOPSIG(status) == SIGSTOP ?
+		       0 : WSTOPSIG(status));
+		waitpid(pid, &status, 0);
+		steps++;
+	}
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "ptrace single-stepping through checked accesses: the program computes the right sum (%d steps)",
+	       steps);
+	tap_ok(tagged_seen > 0, "the tracer sees versioned pointers in the registers (%d times)",
+	       tagged_seen);
+}
+
+static void test_fault_during_step(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *mem = adi_map(2 * pg);
+	volatile char *p;
+	int sig;
+
+	/* The check finds nothing to compare (no access), the CPU faults. */
+	mprotect(mem + pg, pg, PROT_NONE | PROT_ADI);
+	p = adi_make_ptr(mem + pg + 8, 2);
+	sig = TRY(p[0] = 1);
+	tap_ok(sig == SIGSEGV && caught.code == SEGV_ACCERR,
+	       "a stepped access that faults: ordinary SIGSEGV/SEGV_ACCERR (code %d)", caught.code);
+	tap_ok(!(caught.eflags & 0x100), "the handler's context has no leftover TF");
+	{
+		int found = 0;
+
+		for (int r = 0; r < NGREG; r++)
+			if ((unsigned long)caught.gregs[r] == (unsigned long)p)
+				found = 1;
+		tap_ok(found, "the handler's context holds the versioned pointer, not a stripped one");
+	}
+
+	/* A fresh page: the store's page fault happens during the step. */
+	p = adi_make_ptr(mem + 100, 0xc);
+	sig = TRY(p[0] = 42);
+	tap_ok(!sig && mem[100] == 42, "a store whose page fault happens during the step completes");
+	sig = TRY(p[1] = p[0] + 1);
+	tap_ok(!sig && mem[101] == 43, "and the pointer keeps its version afterwards");
+}
+
+#define THREADS 4
+#define ROUNDS 300
+
+static uint64_t *shared;
+
+static void *thread_work(void *arg)
+{
+	long id = (long)arg;
+	volatile uint64_t *p = adi_make_ptr(shared + id * 64, 1 + id);
+
+	return (void *)(uintptr_t)(work(p, ROUNDS % 64 + 1) == expected(ROUNDS % 64 + 1));
+}
+
+static void test_threads(void)
+{
+	pthread_t t[THREADS];
+	int ok = 1;
+
+	shared = adi_map(THREADS * 512);
+	for (long i = 0; i < THREADS; i++)
+		must_set_version(shared + i * 64, 512, 1 + i);
+	for (long i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, thread_work, (void *)i);
+	for (long i = 0; i < THREADS; i++) {
+		void *ret;
+
+		pthread_join(t[i], &ret);
+		ok &= ret != NULL;
+	}
+	tap_ok(ok, "%d threads doing checked accesses at once all compute right", THREADS);
+}
+
+static volatile int stop;
+static volatile long reads_ok, reads_caught;
+
+static void count_handler(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	(void)sig;
+	(void)si;
+	/* Skip the 8-byte load: it is "movq (%rdx),%rax" (3 bytes). */
+	uc->uc_mcontext.gregs[REG_RIP] += 3;
+	reads_caught++;
+}
+
+static void *reversion(void *arg)
+{
+	(void)arg;
+	for (int i = 0; !stop && i < 2000; i++)
+		adi_set_version(shared, 64, i % 2 ? 5 : 6);
+	stop = 1;
+	return NULL;
+}
+
+static void test_race(void)
+{
+	struct sigaction sa = { .sa_sigaction = count_handler, .sa_flags = SA_SIGINFO };
+	void *p;
+	pthread_t t;
+
+	shared = adi_map(4096);
+	must_set_version(shared, 64, 5);
+	p = adi_make_ptr(shared, 5);
+	sigaction(SIGSEGV, &sa, NULL);
+	pthread_create(&t, NULL, reversion, NULL);
+	while (!stop) {
+		uint64_t v;
+
+		__asm__ volatile("movq (%1), %0" : "=a"(v) : "d"(p) : "memory");
+		reads_ok++;
+	}
+	pthread_join(t, NULL);
+	tap_ok(reads_ok > 0, "one thread re-versions a block while another reads it: %ld reads, %ld caught, no hang",
+	       (long)reads_ok, (long)reads_caught);
+}
+
+int main(void)
+{
+	tap_init();
+	tap_group("ptrace-step", test_ptrace_step);
+	tap_group("fault-during-step", test_fault_during_step);
+	tap_group("threads", test_threads);
+	tap_group("reversion-race", test_race);
+	return tap_done();
+}
