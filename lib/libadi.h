@@ -49,6 +49,21 @@ int adi_get_version(const void *addr);
 int adi_set_precise(bool precise);
 int adi_get_precise(void);
 
+/*
+ * Read-ahead ranges: mismatching loads by code in a range complete without
+ * a signal (glibc's string functions read whole vectors past their data).
+ */
+int adi_add_readahead(const void *start, size_t len);
+int adi_clear_readahead(const void *start, size_t len);	/* NULL, 0: all */
+long adi_readahead_count(void);
+int adi_set_readahead_strict(bool strict);
+/*
+ * Register the executable segments of the loaded C library (libc.so.6).
+ * Returns the number of ranges registered, or -1 with errno (ENOENT when
+ * no shared C library is loaded, e.g. in a static program).
+ */
+int adi_register_libc(void);
+
 static inline void *adi_make_ptr(const void *p, unsigned int version)
 {
 	return (void *)(((uintptr_t)p & ~ADI_VERSION_MASK) |
