@@ -12,15 +12,16 @@
 #   make tree-reset       discard build/linux's own commits and changes
 #   make kernel / kernel-debug   just build
 #   make checkpatch run scripts/checkpatch.pl --strict on every patch
+#   make check-series   build the kernel after each patch of the series
 
 SHELL := /bin/bash
 S := scripts
 
 .PHONY: help deps tree kernel kernel-debug run shell test bench stress \
-	export-patches tree-reset checkpatch clean
+	export-patches tree-reset checkpatch check-series clean
 
 help:
-	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
+	@awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' Makefile
 
 deps:
 	@$(S)/deps.sh
@@ -42,6 +43,9 @@ export-patches:
 
 checkpatch: tree
 	@$(S)/checkpatch.sh
+
+check-series: kernel
+	@$(S)/check-series.sh
 
 run: kernel
 	@$(S)/demo.sh

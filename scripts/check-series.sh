@@ -1,0 +1,43 @@
+#!/bin/bash
+# Check that every patch of the series builds on its own: apply the series
+# one patch at a time in a separate work tree (build/series-check) and
+# build after each, incrementally, with the default variant's .config
+# (symbols a patch does not know yet are dropped by olddefconfig).
+# Reports each patch's result and compiler warnings; exit 1 on any failure.
+#
+# Usage: scripts/check-series.sh [FIRST]   start at patch number FIRST
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+setup_ccache
+first=${1:-1}
+tree=$BUILD/series-check
+obj=$BUILD/obj-series
+[ -f "$(kobj default)/.config" ] || die "build the default kernel first (make kernel)"
+[ -d "$KSRC/.git" ] || die "no work tree (make tree)"
+
+rm -rf "$tree"
+git -C "$KSRC" worktree prune
+git -C "$KSRC" worktree add -q --detach "$tree" lk417-base
+mkdir -p "$obj"
+cp "$(kobj default)/.config" "$obj/.config"
+mapfile -t patches < <(grep -v '^#' "$KPATCHES/series" | grep .)
+fail=0 n=0
+for p in "${patches[@]}"; do
+	n=$((n + 1))
+	git -C "$tree" -c user.name=check -c user.email=check@lk417.invalid \
+		am -q --committer-date-is-author-date "$KPATCHES/$p"
+	[ "$n" -ge "$first" ] || continue
+	start=$(date +%s)
+	if make -C "$tree" O="$obj" -j"$(nproc)" CC="$KCC" HOSTCC="$KCC" LOCALVERSION= \
+		olddefconfig bzImage >"$obj/build-$n.log" 2>&1; then
+		w=$(grep -c 'warning:' "$obj/build-$n.log" || true)
+		say "patch $n ($p): builds, $w warning(s), $(( $(date +%s) - start )) s"
+		[ "$w" -eq 0 ] || { grep 'warning:' "$obj/build-$n.log" | head -5 >&2; fail=1; }
+	else
+		say "patch $n ($p): BUILD FAILED, see ${obj#$REPO/}/build-$n.log"
+		grep -E 'error' "$obj/build-$n.log" | head -5 >&2
+		fail=1
+	fi
+done
+git -C "$KSRC" worktree remove --force "$tree"
+exit $fail
