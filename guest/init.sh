@@ -16,6 +16,10 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /run
+# Keep a view of the host root: the tmpfs mounts below may cover the
+# checkout (a clone in /tmp or /root), which is bound back from here.
+mkdir -p /run/lk417-hostroot
+mount --bind / /run/lk417-hostroot
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /root 2>/dev/null || true
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
@@ -36,6 +40,10 @@ echo "$up" >$S/boot-seconds
 set -a
 [ -r $S/env ] && . $S/env
 set +a
+if [ -n "${LK417_REPO:-}" ] && [ ! -e "$LK417_REPO/guest/init.sh" ]; then
+	mkdir -p "$LK417_REPO"
+	mount --bind "/run/lk417-hostroot$LK417_REPO" "$LK417_REPO"
+fi
 
 if [ "${LK417_INTERACTIVE:-0}" = 1 ]; then
 	[ -n "${LK417_ROWS:-}" ] && stty -F /dev/ttyS0 rows "$LK417_ROWS" cols "$LK417_COLS"

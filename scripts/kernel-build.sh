@@ -36,18 +36,28 @@ if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.lk417-config-id" 2>/dev/null)" != 
 	(cd "$KSRC" && ./scripts/kconfig/merge_config.sh -n -Q -O "$obj" "${fragments[@]}") \
 		>"$obj/merge_config.log" 2>&1 ||
 		{ tail -20 "$obj/merge_config.log"; die "merge_config.sh failed"; }
-	missing=()
+	# A later fragment may override an earlier one (debug.config sets its
+	# own LOCALVERSION): check the last value asked for each option.
+	declare -A want=()
 	while IFS= read -r line; do
 		case "$line" in
-		CONFIG_*=*)
-			grep -qxF -- "$line" "$obj/.config" || missing+=("$line (have: $(grep -E "^(# )?${line%%=*}[= ]" "$obj/.config" || echo unset))")
+		CONFIG_*=*) want[${line%%=*}]=$line ;;
+		"# CONFIG_"*" is not set") opt=${line#\# }; want[${opt%% *}]=$line ;;
+		esac
+	done < <(cat "${fragments[@]}")
+	missing=()
+	for opt in "${!want[@]}"; do
+		line=${want[$opt]}
+		case "$line" in
+		CONFIG_*)
+			grep -qxF -- "$line" "$obj/.config" ||
+				missing+=("$line (have: $(grep -E "^(# )?$opt[= ]" "$obj/.config" || echo unset))")
 			;;
-		"# CONFIG_"*" is not set")
-			opt=${line#\# }; opt=${opt%% *}
+		*)
 			! grep -q "^$opt=" "$obj/.config" || missing+=("$line")
 			;;
 		esac
-	done < <(cat "${fragments[@]}")
+	done
 	if [ ${#missing[@]} -gt 0 ]; then
 		printf '  %s\n' "${missing[@]}" >&2
 		die "the merged .config lacks ${#missing[@]} option(s) the fragments ask for (unmet dependencies?)"

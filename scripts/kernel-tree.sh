@@ -42,6 +42,11 @@ apply_series() {
 	say "applied $n patch(es) from kernel/patches/series"
 	series_id >"$KSRC/.git/lk417-series-id"
 	gitk rev-parse HEAD >"$KSRC/.git/lk417-applied-head"
+	# Files written in the same second as the index look "racily clean"
+	# and make every later git status re-read them all; refresh the index
+	# once the clock has moved on.
+	sleep 1
+	gitk update-index -q --refresh >/dev/null || true
 }
 
 [ -f "$TARBALL" ] || die "$TARBALL not found: install $SOURCE_PKG (scripts/deps.sh)"

@@ -144,10 +144,10 @@ static void join_cgroup(void)
  */
 static int push_out(char *p, size_t len)
 {
-	madvise(p, len, MADV_PAGEOUT);
-	for (int i = 0; i < 50 && resident_pages(p, len) > 0; i++) {
+	for (int i = 0; i < 250 && resident_pages(p, len) > 0; i++) {
 		FILE *f = fopen(CGROUP "/memory.reclaim", "w");
 
+		madvise(p, len, MADV_PAGEOUT);
 		usleep(20000);
 		if (f) {
 			fputs("64M", f);

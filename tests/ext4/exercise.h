@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the ext4 suite does to a mounted image, shared by ext4ex (crafted
+ * images, one operation per argument) and ext4mut (random mutants).
+ *
+ * Every operation returns a short result string: "OK", a count, or an
+ * errno name.  Walks are bounded (depth, entries, bytes read) because a
+ * damaged directory can loop back on itself; a bounded walk ends, and a
+ * hang is then the kernel's.
+ */
+#ifndef LK417_EXERCISE_H
+#define LK417_EXERCISE_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <linux/fsmap.h>
+
+#define WALK_MAX_DEPTH 12
+#define WALK_MAX_ENTRIES 4000
+#define READ_MAX (1 << 20)
+
+static inline const char *errname(int e)
+{
+	static char buf[16];
+
+	switch (e) {
+	case 0: return "OK";
+	case EUCLEAN: return "EUCLEAN"; /* EFSCORRUPTED inside ext4 */
+	case EBADMSG: return "EBADMSG"; /* EFSBADCRC inside ext4 */
+	case ENODATA: return "ENODATA";
+	case EROFS: return "EROFS";
+	case EIO: return "EIO";
+	case ENOENT: return "ENOENT";
+	case EINVAL: return "EINVAL";
+	case ESTALE: return "ESTALE";
+	case ENOSPC: return "ENOSPC";
+	case ERANGE: return "ERANGE";
+	case ENOTDIR: return "ENOTDIR";
+	case ELOOP: return "ELOOP";
+	case ENOMEM: return "ENOMEM";
+	case EFBIG: return "EFBIG";
+	case EOVERFLOW: return "EOVERFLOW";
+	case E2BIG: return "E2BIG";
+	case EPERM: return "EPERM";
+	case EACCES: return "EACCES";
+	case ENAMETOOLONG: return "ENAMETOOLONG";
+	case ENXIO: return "ENXIO";
+	case EBUSY: return "EBUSY";
+	case ENOTSUP: return "EOPNOTSUPP";
+	}
+	snprintf(buf, sizeof(buf), "E%d", e);
+	return buf;
+}
+
+static char xbuf[65536 + 1];
+static char rbuf[65536];
+
+/* Result counters of one walk; first_err is the first errno seen. */
+struct walk {
+	int entries, errors, first_err;
+};
+
+static inline void walk_err(struct walk *w, int e)
+{
+	w->errors++;
+	if (!w->first_err)
+		w->first_err = e;
+}
+
+/* Read every xattr of PATH: list, then get each name. */
+static inline void walk_xattrs(struct walk *w, const char *path)
+{
+	static char names[65536];
+	ssize_t n = llistxattr(path, names, sizeof(names));
+
+	if (n < 0) {
+		if (errno != ENOTSUP)
+			walk_err(w, errno);
+		return;
+	}
+	for (ssize_t i = 0; i < n; i += strlen(names + i) + 1)
+		if (lgetxattr(path, names + i, xbuf, sizeof(xbuf) - 1) < 0)
+			walk_err(w, errno);
+}
+
+static inline void walk_file(struct walk *w, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW);
+	ssize_t n, total = 0;
+
+	if (fd < 0) {
+		walk_err(w, errno);
+		return;
+	}
+	while (total < READ_MAX && (n = read(fd, rbuf, sizeof(rbuf))) > 0)
+		total += n;
+	if (n < 0 && total < READ_MAX)
+		walk_err(w, errno);
+	close(fd);
+}
+
+static inline void walk_tree(struct walk *w, const char *dir, int depth)
+{
+	char path[4096];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if (depth > WALK_MAX_DEPTH)
+		return;
+	d = opendir(dir);
+	if (!d) {
+		walk_err(w, errno);
+		return;
+	}
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno)
+				walk_err(w, errno);
+			break;
+		}
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (++w->entries > WALK_MAX_ENTRIES)
+			break;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lstat(path, &st)) {
+			walk_err(w, errno);
+			continue;
+		}
+		walk_xattrs(w, path);
+		if (S_ISREG(st.st_mode))
+			walk_file(w, path);
+		else if (S_ISLNK(st.st_mode)) {
+			if (readlink(path, rbuf, sizeof(rbuf)) < 0)
+				walk_err(w, errno);
+		} else if (S_ISDIR(st.st_mode))
+			walk_tree(w, path, depth + 1);
+	}
+	closedir(d);
+}
+
+/* Walk the whole mount: the mount point's own xattrs, then the tree. */
+static inline int op_walk(const char *mnt, struct walk *w)
+{
+	memset(w, 0, sizeof(*w));
+	walk_xattrs(w, mnt);
+	walk_tree(w, mnt, 0);
+	return w->first_err;
+}
+
+/* FS_IOC_GETFSMAP over the whole device: reads every group's block bitmap. */
+static inline int op_fsmap(const char *mnt)
+{
+	enum { NR = 32 };
+	struct fsmap_head *h = calloc(1, sizeof(*h) + NR * sizeof(struct fsmap));
+	int fd = open(mnt, O_RDONLY | O_DIRECTORY), e = 0, rounds = 0;
+
+	if (!h || fd < 0) {
+		free(h);
+		return fd < 0 ? errno : ENOMEM;
+	}
+	h->fmh_count = NR;
+	h->fmh_keys[1].fmr_device = ~0u;
+	h->fmh_keys[1].fmr_physical = ~0ull;
+	h->fmh_keys[1].fmr_owner = ~0ull;
+	h->fmh_keys[1].fmr_offset = ~0ull;
+	h->fmh_keys[1].fmr_flags = ~0u;
+	while (rounds++ < 1000) {
+		if (ioctl(fd, FS_IOC_GETFSMAP, h)) {
+			e = errno;
+			break;
+		}
+		if (!h->fmh_entries || (h->fmh_recs[h->fmh_entries - 1].fmr_flags & FMR_OF_LAST))
+			break;
+		fsmap_advance(h);
+	}
+	close(fd);
+	free(h);
+	return e;
+}
+
+/* Create, write 8 KiB, fsync: what a writable mount must allow. */
+static inline int op_write(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = 0;
+
+	if (fd < 0)
+		return errno;
+	memset(rbuf, 'w', 8192);
+	if (write(fd, rbuf, 8192) != 8192 || fsync(fd))
+		e = errno ? errno : EIO;
+	if (close(fd) && !e)
+		e = errno;
+	return e;
+}
+
+/* Entries readdir returns from position POS (-1: from the start), or -errno. */
+static inline long op_dirscan(const char *path, long pos)
+{
+	DIR *d = opendir(path);
+	long n = 0;
+
+	if (!d)
+		return -errno;
+	if (pos >= 0)
+		seekdir(d, pos);
+	for (;;) {
+		errno = 0;
+		if (!readdir(d)) {
+			if (errno)
+				n = -errno;
+			break;
+		}
+		if (++n > WALK_MAX_ENTRIES)
+			break;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * The 4.17 seekdir fix: after seekdir() ext4 must rescan the block from
+ * its start and resume at an entry boundary, never parse a dirent at an
+ * arbitrary offset.  On a linear directory telldir() is the byte offset of
+ * the next entry.  For each entry i, seekdir() into the middle of it
+ * (every offset 1..7, then the middle of its name) must make the next
+ * readdir() return entry i+1.  Returns 0, an errno, or -1 (wrong entry,
+ * detail in *bad).
+ */
+static inline int op_seekdir(const char *path, char *bad, size_t badlen)
+{
+	enum { MAX = 512 };
+	static long pos[MAX];
+	static char name[MAX][256];
+	struct dirent *de;
+	int n = 0, e = 0;
+	DIR *d = opendir(path);
+
+	if (!d)
+		return errno;
+	for (;;) {
+		long p = telldir(d);
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			e = errno;
+			break;
+		}
+		if (n == MAX)
+			break;
+		pos[n] = p;
+		snprintf(name[n], sizeof(name[n]), "%s", de->d_name);
+		n++;
+	}
+	for (int i = 0; !e && i + 1 < n; i++) {
+		long len = pos[i + 1] - pos[i];
+
+		/* Entries run back to back inside a block; skip block ends. */
+		if (len <= 8 || len > 4096)
+			continue;
+		long offs[] = { 1, 2, 3, 4, 5, 6, 7, len / 2 };
+
+		for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+			long off = offs[k];
+
+			seekdir(d, pos[i] + off);
+			errno = 0;
+			de = readdir(d);
+			if (!de || strcmp(de->d_name, name[i + 1])) {
+				if (!de && errno) {
+					e = errno;
+					break;
+				}
+				snprintf(bad, badlen, "seekdir(%ld+%ld) gave %.100s, not %.100s", pos[i], off,
+					 de ? de->d_name : "the end", name[i + 1]);
+				closedir(d);
+				return -1;
+			}
+		}
+	}
+	closedir(d);
+	if (!e && n < 3) {
+		snprintf(bad, badlen, "only %d entries", n);
+		return -1;
+	}
+	return e;
+}
+
+#endif

@@ -1,0 +1,1243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sockaddr: a service router and bind-time firewall for cgroup v2
+ * "containers", built on the cgroup bind/connect/post-bind BPF hooks.
+ *
+ * State lives in bpffs (default /sys/fs/bpf/sockaddr): the maps, pinned by
+ * name, and one pinned link per attached hook (links/<cgroup id>.<hook>).
+ * A pinned link keeps its program attached after this process exits and
+ * unpinning it detaches it, so attach/detach need no daemon.  Every other
+ * command only reads or writes maps: the programs see configuration
+ * changes at their next bind() or connect(), without being re-attached.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <netinet/in.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sockaddr.h"
+#include "sockaddr.skel.h"
+
+#define DEFAULT_DIR	"/sys/fs/bpf/sockaddr"
+
+static const char *state_dir = DEFAULT_DIR;
+static bool verbose;
+
+static const char usage_text[] =
+"Usage: sockaddr [-d DIR] [-v] COMMAND [ARGS...]\n"
+"\n"
+"Service router and bind-time firewall for cgroup v2 directories, using the\n"
+"cgroup bind/connect/post-bind BPF hooks.  Needs root.\n"
+"\n"
+"Attachment:\n"
+"  attach CGROUP [--publish] [--route] [--firewall] [--foreground]\n"
+"        attach the programs of the named features to CGROUP (all three when\n"
+"        none is named).  They stay attached after the command exits, until\n"
+"        'detach'; with --foreground they stay only while the command runs\n"
+"        (SIGINT or SIGTERM detaches and exits).  The programs act on every\n"
+"        process of CGROUP and of its descendants.\n"
+"          --publish   record each socket bound in CGROUP (post-bind) and\n"
+"                      forget it when the socket is closed\n"
+"          --route     rewrite connect() to a routed service address\n"
+"          --firewall  apply CGROUP's bind policy (see 'firewall')\n"
+"  detach CGROUP | --all\n"
+"        detach the programs from CGROUP and drop its firewall rules and\n"
+"        published records; --all detaches every cgroup and removes all\n"
+"        state, routes included\n"
+"  status\n"
+"        what is attached where, with program ids and firewall counters\n"
+"  list\n"
+"        published services: cgroup, protocol, bound address, pid, command\n"
+"\n"
+"Routes (for cgroups attached with --route):\n"
+"  route add SERVICE [--tcp|--udp] [--to ADDR:PORT]... [--to-cgroup CGROUP\n"
+"            [--cgroup-port PORT]] [--replace]\n"
+"        connect() to SERVICE (ADDR:PORT, IPv6 as [ADDR]:PORT) goes to one of\n"
+"        the backends instead, round robin: each --to (at most 8), then each\n"
+"        socket that CGROUP published for the same family and protocol (only\n"
+"        those bound to PORT with --cgroup-port).  TCP unless --udp (UDP\n"
+"        routes act on connect(), i.e. connected UDP sockets).  An existing\n"
+"        route for SERVICE is an error unless --replace.\n"
+"  route del SERVICE [--tcp|--udp]\n"
+"  route list\n"
+"        routes with their backends, connections routed (hits) and routed\n"
+"        connects that found no backend and were left alone (misses)\n"
+"\n"
+"Firewall (for cgroups attached with --firewall; rules act at bind()):\n"
+"  firewall CGROUP default allow|deny\n"
+"        a bind() to a port without a rule is allowed (default) or fails\n"
+"        with EPERM.  Port 0 (ephemeral) is not a rule port: see ephemeral\n"
+"  firewall CGROUP allow|deny PORT [--tcp|--udp]\n"
+"  firewall CGROUP rewrite PORT NEWPORT [--tcp|--udp]\n"
+"        a bind() to PORT lands on NEWPORT instead\n"
+"  firewall CGROUP unset PORT [--tcp|--udp]\n"
+"        rules apply to TCP and UDP unless --tcp or --udp; an allow/deny/\n"
+"        rewrite rule for a port that already has another one is an error\n"
+"        (unset it first)\n"
+"  firewall CGROUP addr ADDR\n"
+"        bind only to listed addresses (repeat to list several; the\n"
+"        wildcard 0.0.0.0 or :: must be listed to be allowed)\n"
+"  firewall CGROUP addr-any\n"
+"        drop the address list\n"
+"  firewall CGROUP ephemeral LO-HI | off\n"
+"        refuse (EPERM) any bind that ends on a port in LO-HI, explicit or\n"
+"        chosen by the kernel, checked after the port is allocated\n"
+"  firewall CGROUP show\n"
+"\n"
+"Options:\n"
+"  -d DIR     state directory in bpffs (default " DEFAULT_DIR ")\n"
+"  -v         print libbpf's messages (verifier log on a load failure)\n"
+"  -h, --help this text\n"
+"\n"
+"CGROUP is a directory of the cgroup v2 hierarchy, absolute or relative to\n"
+"its mount point (e.g. /sys/fs/cgroup/web or web).\n";
+
+static void usage(FILE *f)
+{
+	fputs(usage_text, f);
+}
+
+__attribute__((format(printf, 1, 2), noreturn))
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sockaddr: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* Explain an errno from a bpf() operation; permission is the usual one. */
+__attribute__((noreturn))
+static void die_bpf(const char *what, int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err == EPERM || err == EACCES)
+		die("%s: %s: run as root (needs CAP_BPF, CAP_NET_ADMIN and CAP_SYS_ADMIN)",
+		    what, strerror(err));
+	die("%s: %s", what, strerror(err));
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	if (level == LIBBPF_DEBUG || (!verbose && level == LIBBPF_INFO))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* ---- cgroups ---- */
+
+struct cgroup {
+	char abs[PATH_MAX];	/* real path */
+	char name[SA_PATH_MAX];	/* path below the cgroup2 mount, "/" for the root */
+	__u64 id;
+};
+
+static const char *cgroup2_mount(void)
+{
+	static char mnt[PATH_MAX];
+	char dev[256], dir[PATH_MAX], type[64];
+	FILE *f;
+
+	if (mnt[0])
+		return mnt;
+	f = fopen("/proc/self/mounts", "r");
+	if (!f)
+		die("cannot read /proc/self/mounts: %s", strerror(errno));
+	while (fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir, type) == 3) {
+		if (!strcmp(type, "cgroup2")) {
+			snprintf(mnt, sizeof(mnt), "%s", dir);
+			break;
+		}
+	}
+	fclose(f);
+	if (!mnt[0])
+		die("cgroup v2 is not mounted (mount -t cgroup2 none /sys/fs/cgroup)");
+	return mnt;
+}
+
+static bool is_cgroup2_dir(const char *path)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode) && !statfs(path, &sfs) &&
+	       sfs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/*
+ * Resolve a CGROUP argument.  The cgroup id is the directory's inode
+ * number on cgroup2 (kernfs node id on 64-bit), which is what
+ * bpf_get_current_cgroup_id() and friends report.
+ */
+static void cgroup_resolve(const char *arg, struct cgroup *cg)
+{
+	const char *mnt = cgroup2_mount();
+	char try[PATH_MAX];
+	size_t ml = strlen(mnt);
+	struct stat st;
+
+	if (arg[0] == '/' && is_cgroup2_dir(arg))
+		snprintf(try, sizeof(try), "%s", arg);
+	else
+		snprintf(try, sizeof(try), "%s/%s", mnt, arg);
+	if (!is_cgroup2_dir(try)) {
+		if (arg[0] == '/' && !access(arg, F_OK) && !is_cgroup2_dir(arg))
+			die("%s is not a cgroup v2 directory", arg);
+		die("cgroup %s not found (no directory %s in the cgroup v2 hierarchy at %s)",
+		    arg, try, mnt);
+	}
+	if (!realpath(try, cg->abs))
+		die("%s: %s", try, strerror(errno));
+	if (strncmp(cg->abs, mnt, ml) || (cg->abs[ml] && cg->abs[ml] != '/'))
+		die("%s is outside the cgroup v2 hierarchy at %s", arg, mnt);
+	snprintf(cg->name, sizeof(cg->name), "%s", cg->abs[ml] ? cg->abs + ml : "/");
+	if (stat(cg->abs, &st))
+		die("%s: %s", cg->abs, strerror(errno));
+	cg->id = st.st_ino;
+}
+
+/* Is one of the two cgroup names an ancestor of (or equal to) the other? */
+static bool cgroup_nested(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), l = la < lb ? la : lb;
+
+	if (!strcmp(a, "/") || !strcmp(b, "/"))
+		return true;
+	return !strncmp(a, b, l) && (a[l] == '/' || a[l] == 0) &&
+	       (b[l] == '/' || b[l] == 0);
+}
+
+/* ---- state directory and maps ---- */
+
+struct maps {
+	int routes, services, pub_slots, fw_policy, fw_ports, fw_addrs, containers;
+};
+
+static const char *const map_names[] = {
+	"routes", "services", "pub_slots", "fw_policy", "fw_ports",
+	"fw_addrs", "containers",
+};
+
+static void check_bpffs(void)
+{
+	char parent[PATH_MAX], *slash;
+	struct statfs sfs;
+
+	snprintf(parent, sizeof(parent), "%s", state_dir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = 0;
+	if (statfs(parent, &sfs) || sfs.f_type != BPF_FS_MAGIC)
+		die("%s is not on a bpf filesystem (mount -t bpf bpf /sys/fs/bpf, or use -d)",
+		    state_dir);
+}
+
+static bool state_exists(void)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/containers", state_dir);
+	return !access(p, F_OK);
+}
+
+/* Open the pinned maps; false when there are none yet. */
+static bool maps_open(struct maps *m)
+{
+	int *fds[] = {
+		&m->routes, &m->services, &m->pub_slots, &m->fw_policy,
+		&m->fw_ports, &m->fw_addrs, &m->containers,
+	};
+	char p[PATH_MAX];
+	size_t i;
+
+	if (geteuid() != 0)
+		die("needs root (CAP_BPF, CAP_NET_ADMIN and CAP_SYS_ADMIN)");
+	check_bpffs();
+	if (!state_exists())
+		return false;
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", state_dir, map_names[i]);
+		*fds[i] = bpf_obj_get(p);
+		if (*fds[i] < 0)
+			die_bpf(p, errno);
+	}
+	return true;
+}
+
+/* Open a skeleton whose maps are the pinned ones (created if missing). */
+static struct sockaddr_bpf *skel_open(__u64 cgid, __u32 features)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = state_dir);
+	struct sockaddr_bpf *skel;
+	int err;
+
+	if (mkdir(state_dir, 0700) && errno != EEXIST)
+		die("cannot create %s: %s", state_dir, strerror(errno));
+	skel = sockaddr_bpf__open_opts(&opts);
+	if (!skel)
+		die_bpf("opening the BPF object", errno);
+	skel->rodata->container_id = cgid;
+	skel->rodata->features = features;
+	err = sockaddr_bpf__load(skel);
+	if (err)
+		die_bpf("loading the BPF programs (-v shows the verifier log)", err);
+	return skel;
+}
+
+/* Maps for a configuration command: create them when nothing exists yet. */
+static void maps_need(struct maps *m)
+{
+	if (maps_open(m))
+		return;
+	sockaddr_bpf__destroy(skel_open(0, 0));
+	if (!maps_open(m))
+		die("maps missing in %s after creating them", state_dir);
+}
+
+/* ---- addresses ---- */
+
+struct endpoint {
+	int family;
+	struct sa_addr addr;
+	__u16 port;		/* host byte order */
+};
+
+static __u16 parse_port(const char *s, bool zero_ok)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < (zero_ok ? 0 : 1) || v > 65535)
+		die("bad port '%s' (%d-65535)", s, zero_ok ? 0 : 1);
+	return v;
+}
+
+static bool parse_addr(const char *s, int *family, struct sa_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, s, &a->a[0]) == 1) {
+		*family = AF_INET;
+		return true;
+	}
+	if (inet_pton(AF_INET6, s, a->a) == 1) {
+		*family = AF_INET6;
+		return true;
+	}
+	return false;
+}
+
+/* ADDR:PORT or [ADDR6]:PORT */
+static void parse_endpoint(const char *s, struct endpoint *ep)
+{
+	char buf[128], *colon, *host;
+
+	if (strlen(s) >= sizeof(buf))
+		die("bad address '%s'", s);
+	strcpy(buf, s);
+	colon = strrchr(buf, ':');
+	if (!colon)
+		die("bad address '%s': expected ADDR:PORT or [ADDR]:PORT", s);
+	*colon = 0;
+	host = buf;
+	if (host[0] == '[') {
+		size_t l = strlen(host);
+
+		if (l < 2 || host[l - 1] != ']')
+			die("bad address '%s': unbalanced brackets", s);
+		host[l - 1] = 0;
+		host++;
+	} else if (strchr(host, ':')) {
+		die("bad address '%s': write IPv6 as [ADDR]:PORT", s);
+	}
+	if (!parse_addr(host, &ep->family, &ep->addr))
+		die("bad address '%s': '%s' is not an IPv4 or IPv6 address", s, host);
+	ep->port = parse_port(colon + 1, false);
+}
+
+static const char *fmt_addr(int family, const struct sa_addr *a, __u16 port,
+			    char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	inet_ntop(family, a->a, ip, sizeof(ip));
+	if (family == AF_INET6)
+		snprintf(buf, len, "[%s]:%u", ip, port);
+	else
+		snprintf(buf, len, "%s:%u", ip, port);
+	return buf;
+}
+
+static const char *proto_name(int proto)
+{
+	switch (proto) {
+	case IPPROTO_TCP:
+		return "tcp";
+	case IPPROTO_UDP:
+		return "udp";
+	case SA_PROTO_ANY:
+		return "tcp+udp";
+	default:
+		return "?";
+	}
+}
+
+/* ---- attach / detach / status ---- */
+
+static const struct hook {
+	const char *name;
+	__u32 feature;		/* attached when any of these features is on */
+	enum bpf_attach_type type;
+} hooks[] = {
+	{ "bind4", SA_FEAT_FIREWALL, BPF_CGROUP_INET4_BIND },
+	{ "bind6", SA_FEAT_FIREWALL, BPF_CGROUP_INET6_BIND },
+	{ "post_bind4", SA_FEAT_FIREWALL | SA_FEAT_PUBLISH, BPF_CGROUP_INET4_POST_BIND },
+	{ "post_bind6", SA_FEAT_FIREWALL | SA_FEAT_PUBLISH, BPF_CGROUP_INET6_POST_BIND },
+	{ "sock_release", SA_FEAT_PUBLISH, BPF_CGROUP_INET_SOCK_RELEASE },
+	{ "connect4", SA_FEAT_ROUTE, BPF_CGROUP_INET4_CONNECT },
+	{ "connect6", SA_FEAT_ROUTE, BPF_CGROUP_INET6_CONNECT },
+};
+#define N_HOOKS (sizeof(hooks) / sizeof(hooks[0]))
+
+static struct bpf_program *hook_prog(struct sockaddr_bpf *s, size_t i)
+{
+	struct bpf_program *progs[N_HOOKS] = {
+		s->progs.sa_bind4, s->progs.sa_bind6, s->progs.sa_post_bind4,
+		s->progs.sa_post_bind6, s->progs.sa_sock_release,
+		s->progs.sa_connect4, s->progs.sa_connect6,
+	};
+
+	return progs[i];
+}
+
+static void link_path(char *buf, size_t len, __u64 cgid, const char *hook)
+{
+	snprintf(buf, len, "%s/links/%llu.%s", state_dir,
+		 (unsigned long long)cgid, hook);
+}
+
+static const char *features_str(__u32 f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", f & SA_FEAT_PUBLISH ? "publish " : "",
+		 f & SA_FEAT_ROUTE ? "route " : "",
+		 f & SA_FEAT_FIREWALL ? "firewall " : "");
+	if (buf[0])
+		buf[strlen(buf) - 1] = 0;
+	return buf;
+}
+
+static bool pid_alive(__u32 pid)
+{
+	return pid && (!kill(pid, 0) || errno == EPERM);
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int cmd_attach(int argc, char **argv)
+{
+	struct bpf_link *links[N_HOOKS] = { 0 };
+	bool foreground = false;
+	struct sa_container c, other;
+	struct sockaddr_bpf *skel;
+	__u32 features = 0;
+	struct maps m;
+	struct cgroup cg;
+	__u64 key, next;
+	char p[PATH_MAX], fs[64];
+	const char *path = NULL;
+	int i, cgfd;
+	size_t h;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--publish"))
+			features |= SA_FEAT_PUBLISH;
+		else if (!strcmp(argv[i], "--route"))
+			features |= SA_FEAT_ROUTE;
+		else if (!strcmp(argv[i], "--firewall"))
+			features |= SA_FEAT_FIREWALL;
+		else if (!strcmp(argv[i], "--foreground"))
+			foreground = true;
+		else if (argv[i][0] == '-' || path)
+			die("attach: unexpected argument '%s' (see --help)", argv[i]);
+		else
+			path = argv[i];
+	}
+	if (!path)
+		die("attach: which cgroup? (attach CGROUP [--publish] [--route] [--firewall])");
+	if (!features)
+		features = SA_FEAT_ALL;
+	cgroup_resolve(path, &cg);
+	maps_need(&m);
+
+	/*
+	 * One attachment per cgroup; and no publishing in two nested cgroups,
+	 * where both post-bind programs would run for the same socket and
+	 * record it twice.
+	 */
+	if (!bpf_map_lookup_elem(m.containers, &cg.id, &c)) {
+		if (!c.pid || pid_alive(c.pid))
+			die("%s is already attached (%s); detach it first", cg.name,
+			    features_str(c.features, fs, sizeof(fs)));
+		bpf_map_delete_elem(m.containers, &cg.id);
+	}
+	for (key = 0; !bpf_map_get_next_key(m.containers, &key, &next); key = next) {
+		if (bpf_map_lookup_elem(m.containers, &next, &other))
+			continue;
+		if ((other.features & features & SA_FEAT_PUBLISH) &&
+		    cgroup_nested(other.path, cg.name))
+			die("cannot publish in %s: %s, nested with it, already publishes",
+			    cg.name, other.path);
+	}
+
+	skel = skel_open(cg.id, features);
+	cgfd = open(cg.abs, O_RDONLY | O_DIRECTORY);
+	if (cgfd < 0)
+		die("%s: %s", cg.abs, strerror(errno));
+	snprintf(p, sizeof(p), "%s/links", state_dir);
+	if (mkdir(p, 0700) && errno != EEXIST)
+		die("cannot create %s: %s", p, strerror(errno));
+
+	for (h = 0; h < N_HOOKS; h++) {
+		if (!(hooks[h].feature & features))
+			continue;
+		links[h] = bpf_program__attach_cgroup(hook_prog(skel, h), cgfd);
+		if (!links[h])
+			die_bpf(hooks[h].name, errno);
+		if (foreground)
+			continue;
+		link_path(p, sizeof(p), cg.id, hooks[h].name);
+		if (bpf_link__pin(links[h], p))
+			die_bpf(p, errno);
+	}
+	close(cgfd);
+
+	memset(&c, 0, sizeof(c));
+	snprintf(c.path, sizeof(c.path), "%s", cg.name);
+	c.features = features;
+	c.pid = foreground ? getpid() : 0;
+	if (bpf_map_update_elem(m.containers, &cg.id, &c, BPF_ANY))
+		die_bpf("recording the attachment", errno);
+	printf("attached to %s (cgroup id %llu): %s\n", cg.name,
+	       (unsigned long long)cg.id, features_str(features, fs, sizeof(fs)));
+	fflush(stdout);
+
+	if (foreground) {
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		while (!stop)
+			pause();
+		/* Destroying the links detaches the programs. */
+		for (h = 0; h < N_HOOKS; h++)
+			bpf_link__destroy(links[h]);
+		bpf_map_delete_elem(m.containers, &cg.id);
+		printf("detached from %s\n", cg.name);
+	}
+	/* Pinned links outlive the skeleton: only the pins hold them now. */
+	sockaddr_bpf__destroy(skel);
+	return 0;
+}
+
+/* All keys of a hash map, so that callers may delete while walking. */
+static void *map_keys(int fd, size_t ksize, size_t *n)
+{
+	size_t cap = 64;
+	char *keys = malloc(cap * ksize), *prev = NULL;
+
+	if (!keys)
+		die("out of memory");
+	*n = 0;
+	for (;;) {
+		if (*n == cap) {
+			cap *= 2;
+			keys = realloc(keys, cap * ksize);
+			if (!keys)
+				die("out of memory");
+		}
+		prev = *n ? keys + (*n - 1) * ksize : NULL;
+		if (bpf_map_get_next_key(fd, prev, keys + *n * ksize))
+			break;
+		(*n)++;
+	}
+	return keys;
+}
+
+/* Delete every entry whose key starts with this cgroup id. */
+static void map_purge_cgid(int fd, size_t ksize, __u64 cgid)
+{
+	size_t n, i;
+	char *keys = map_keys(fd, ksize, &n);
+
+	for (i = 0; i < n; i++)
+		if (!memcmp(keys + i * ksize, &cgid, sizeof(cgid)))
+			bpf_map_delete_elem(fd, keys + i * ksize);
+	free(keys);
+}
+
+static void forget_cgroup(struct maps *m, __u64 cgid)
+{
+	struct sa_service svc;
+	size_t n, i;
+	__u64 *cookies = map_keys(m->services, sizeof(__u64), &n);
+
+	for (i = 0; i < n; i++)
+		if (!bpf_map_lookup_elem(m->services, &cookies[i], &svc) &&
+		    svc.cgid == cgid)
+			bpf_map_delete_elem(m->services, &cookies[i]);
+	free(cookies);
+	map_purge_cgid(m->pub_slots, sizeof(struct sa_slot_key), cgid);
+	map_purge_cgid(m->fw_ports, sizeof(struct sa_port_key), cgid);
+	map_purge_cgid(m->fw_addrs, sizeof(struct sa_addr_key), cgid);
+	bpf_map_delete_elem(m->fw_policy, &cgid);
+	bpf_map_delete_elem(m->containers, &cgid);
+}
+
+/* Stop a --foreground attach: it detaches on SIGTERM. */
+static void stop_foreground(__u32 pid)
+{
+	int i;
+
+	if (!pid_alive(pid))
+		return;
+	kill(pid, SIGTERM);
+	for (i = 0; i < 100 && pid_alive(pid); i++)
+		usleep(20000);
+}
+
+static void detach_one(struct maps *m, __u64 cgid)
+{
+	struct sa_container c;
+	char p[PATH_MAX];
+	size_t h;
+
+	if (!bpf_map_lookup_elem(m->containers, &cgid, &c) && c.pid)
+		stop_foreground(c.pid);
+	for (h = 0; h < N_HOOKS; h++) {
+		link_path(p, sizeof(p), cgid, hooks[h].name);
+		/* Removing the last reference to a link detaches it. */
+		if (unlink(p) && errno != ENOENT)
+			die("cannot remove %s: %s", p, strerror(errno));
+	}
+	forget_cgroup(m, cgid);
+}
+
+static int cmd_detach(int argc, char **argv)
+{
+	struct sa_container c;
+	struct maps m;
+	struct cgroup cg;
+	char p[PATH_MAX];
+	__u64 *ids;
+	size_t n, i;
+
+	if (argc != 2)
+		die("detach: expected one CGROUP or --all");
+	if (!maps_open(&m)) {
+		if (!strcmp(argv[1], "--all"))
+			return 0;
+		die("nothing is attached (no state in %s)", state_dir);
+	}
+	if (strcmp(argv[1], "--all")) {
+		cgroup_resolve(argv[1], &cg);
+		if (bpf_map_lookup_elem(m.containers, &cg.id, &c))
+			die("%s is not attached", cg.name);
+		detach_one(&m, cg.id);
+		printf("detached from %s\n", cg.name);
+		return 0;
+	}
+
+	ids = map_keys(m.containers, sizeof(__u64), &n);
+	for (i = 0; i < n; i++)
+		detach_one(&m, ids[i]);
+	free(ids);
+	/* Links of cgroups removed since attach, then the maps themselves. */
+	snprintf(p, sizeof(p), "%s/links", state_dir);
+	{
+		DIR *d = opendir(p);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			char lp[PATH_MAX + 256];
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(lp, sizeof(lp), "%s/%s", p, de->d_name);
+			unlink(lp);
+		}
+		if (d)
+			closedir(d);
+	}
+	rmdir(p);
+	for (i = 0; i < sizeof(map_names) / sizeof(map_names[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", state_dir, map_names[i]);
+		unlink(p);
+	}
+	if (rmdir(state_dir) && errno != ENOENT)
+		die("cannot remove %s: %s", state_dir, strerror(errno));
+	printf("detached everything, removed %s\n", state_dir);
+	return 0;
+}
+
+/* Program id behind a pinned link, 0 when there is none. */
+static __u32 pinned_prog_id(__u64 cgid, const char *hook)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	char p[PATH_MAX];
+	int fd;
+
+	link_path(p, sizeof(p), cgid, hook);
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.prog_id = 0;
+	close(fd);
+	return info.prog_id;
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	struct sa_container c;
+	struct sa_policy pol;
+	struct maps m;
+	__u64 *ids;
+	size_t n, i, h;
+	char fs[64];
+
+	(void)argv;
+	if (argc != 1)
+		die("status takes no arguments");
+	if (!maps_open(&m)) {
+		printf("nothing attached (no state in %s)\n", state_dir);
+		return 0;
+	}
+	ids = map_keys(m.containers, sizeof(__u64), &n);
+	if (!n)
+		printf("nothing attached (state in %s)\n", state_dir);
+	for (i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(m.containers, &ids[i], &c))
+			continue;
+		printf("%s (cgroup id %llu): %s", c.path, (unsigned long long)ids[i],
+		       features_str(c.features, fs, sizeof(fs)));
+		if (c.pid)
+			printf(", foreground pid %u%s", c.pid,
+			       pid_alive(c.pid) ? "" : " (gone: stale entry)");
+		printf("\n");
+		for (h = 0; h < N_HOOKS; h++) {
+			__u32 id;
+
+			if (!(hooks[h].feature & c.features))
+				continue;
+			id = c.pid ? 0 : pinned_prog_id(ids[i], hooks[h].name);
+			if (c.pid)
+				printf("  %-13s attached (held by pid %u)\n",
+				       hooks[h].name, c.pid);
+			else if (id)
+				printf("  %-13s prog id %u\n", hooks[h].name, id);
+			else
+				printf("  %-13s MISSING (link pin gone)\n", hooks[h].name);
+		}
+		if ((c.features & SA_FEAT_FIREWALL) &&
+		    !bpf_map_lookup_elem(m.fw_policy, &ids[i], &pol))
+			printf("  firewall: %llu binds denied, %llu rewritten\n",
+			       (unsigned long long)pol.denied,
+			       (unsigned long long)pol.rewritten);
+	}
+	free(ids);
+	return 0;
+}
+
+static const char *cgroup_name_of(struct maps *m, __u64 cgid, char *buf,
+				  size_t len)
+{
+	struct sa_container c;
+
+	if (!bpf_map_lookup_elem(m->containers, &cgid, &c))
+		snprintf(buf, len, "%s", c.path);
+	else
+		snprintf(buf, len, "cgroup-id:%llu", (unsigned long long)cgid);
+	return buf;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	struct sa_service svc;
+	struct maps m;
+	__u64 *cookies;
+	size_t n, i;
+	char a[80], name[SA_PATH_MAX + 32];
+
+	(void)argv;
+	if (argc != 1)
+		die("list takes no arguments");
+	if (!maps_open(&m))
+		return 0;
+	cookies = map_keys(m.services, sizeof(__u64), &n);
+	printf("%-24s %-5s %-30s %-8s %s\n", "CGROUP", "PROTO", "BOUND", "PID", "COMMAND");
+	for (i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(m.services, &cookies[i], &svc))
+			continue;
+		printf("%-24s %-5s %-30s %-8u %.16s\n",
+		       cgroup_name_of(&m, svc.cgid, name, sizeof(name)),
+		       proto_name(svc.proto),
+		       fmt_addr(svc.family, &svc.addr, svc.port, a, sizeof(a)),
+		       svc.pid, svc.comm);
+	}
+	free(cookies);
+	return 0;
+}
+
+/* ---- routes ---- */
+
+static int parse_proto_flag(const char *arg, int *proto)
+{
+	if (!strcmp(arg, "--tcp"))
+		*proto = IPPROTO_TCP;
+	else if (!strcmp(arg, "--udp"))
+		*proto = IPPROTO_UDP;
+	else
+		return 0;
+	return 1;
+}
+
+static void route_key(const struct endpoint *svc, int proto,
+		      struct sa_route_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = svc->family;
+	k->proto = proto;
+	k->port = htons(svc->port);
+	k->addr = svc->addr;
+}
+
+static int cmd_route(int argc, char **argv)
+{
+	struct endpoint svc, be;
+	struct sa_container c;
+	struct sa_route_key k;
+	struct sa_route r;
+	struct maps m;
+	struct cgroup cg;
+	int proto = IPPROTO_TCP, i;
+	bool replace = false;
+	const char *to_cgroup = NULL, *cg_port = NULL;
+	char a[80], b[80], name[SA_PATH_MAX + 32];
+
+	if (argc < 2)
+		die("route: expected add, del or list (see --help)");
+	if (!strcmp(argv[1], "list")) {
+		struct sa_route_key *keys;
+		size_t n, j;
+		__u32 s;
+
+		if (argc != 2)
+			die("route list takes no arguments");
+		if (!maps_open(&m))
+			return 0;
+		keys = map_keys(m.routes, sizeof(*keys), &n);
+		for (j = 0; j < n; j++) {
+			if (bpf_map_lookup_elem(m.routes, &keys[j], &r))
+				continue;
+			printf("%s %s ->", proto_name(keys[j].proto),
+			       fmt_addr(keys[j].family, &keys[j].addr,
+					ntohs(keys[j].port), a, sizeof(a)));
+			for (s = 0; s < r.n_static && s < SA_MAX_BACKENDS; s++)
+				printf(" %s", fmt_addr(keys[j].family, &r.be[s].addr,
+						       ntohs(r.be[s].port), b, sizeof(b)));
+			if (r.cgid) {
+				printf(" published-by:%s",
+				       cgroup_name_of(&m, r.cgid, name, sizeof(name)));
+				if (r.cg_port)
+					printf(":%u", ntohs(r.cg_port));
+			}
+			printf("  (hits %llu, misses %llu)\n",
+			       (unsigned long long)r.hits,
+			       (unsigned long long)r.misses);
+		}
+		free(keys);
+		return 0;
+	}
+	if (strcmp(argv[1], "add") && strcmp(argv[1], "del"))
+		die("route: unknown subcommand '%s' (add, del, list)", argv[1]);
+	if (argc < 3)
+		die("route %s: which service address?", argv[1]);
+	parse_endpoint(argv[2], &svc);
+
+	memset(&r, 0, sizeof(r));
+	for (i = 3; i < argc; i++) {
+		if (parse_proto_flag(argv[i], &proto))
+			continue;
+		if (!strcmp(argv[1], "del"))
+			die("route del: unexpected argument '%s'", argv[i]);
+		if (!strcmp(argv[i], "--replace")) {
+			replace = true;
+		} else if (!strcmp(argv[i], "--to") && i + 1 < argc) {
+			parse_endpoint(argv[++i], &be);
+			if (be.family != svc.family)
+				die("backend %s and service %s are not the same address family",
+				    argv[i], argv[2]);
+			if (r.n_static == SA_MAX_BACKENDS)
+				die("at most %d --to backends", SA_MAX_BACKENDS);
+			r.be[r.n_static].addr = be.addr;
+			r.be[r.n_static].port = htons(be.port);
+			r.n_static++;
+		} else if (!strcmp(argv[i], "--to-cgroup") && i + 1 < argc) {
+			to_cgroup = argv[++i];
+		} else if (!strcmp(argv[i], "--cgroup-port") && i + 1 < argc) {
+			cg_port = argv[++i];
+		} else {
+			die("route %s: unexpected argument '%s' (see --help)",
+			    argv[1], argv[i]);
+		}
+	}
+	route_key(&svc, proto, &k);
+	fmt_addr(svc.family, &svc.addr, svc.port, a, sizeof(a));
+
+	if (!strcmp(argv[1], "del")) {
+		if (!maps_open(&m) || bpf_map_delete_elem(m.routes, &k))
+			die("no %s route for %s", proto_name(proto), a);
+		printf("route %s %s deleted\n", proto_name(proto), a);
+		return 0;
+	}
+
+	if (cg_port && !to_cgroup)
+		die("--cgroup-port needs --to-cgroup");
+	if (to_cgroup) {
+		cgroup_resolve(to_cgroup, &cg);
+		r.cgid = cg.id;
+		if (cg_port)
+			r.cg_port = htons(parse_port(cg_port, false));
+	}
+	if (!r.n_static && !r.cgid)
+		die("route add %s: no backend (--to ADDR:PORT or --to-cgroup CGROUP)", a);
+	maps_need(&m);
+	if (bpf_map_update_elem(m.routes, &k, &r, replace ? BPF_ANY : BPF_NOEXIST)) {
+		if (errno == EEXIST)
+			die("a %s route for %s exists already (route del it, or --replace)",
+			    proto_name(proto), a);
+		die_bpf("adding the route", errno);
+	}
+	if (r.cgid && (bpf_map_lookup_elem(m.containers, &r.cgid, &c) ||
+		       !(c.features & SA_FEAT_PUBLISH)))
+		fprintf(stderr, "sockaddr: note: %s is not attached with --publish yet: "
+			"its sockets are recorded once it is\n", cg.name);
+	printf("route %s %s added\n", proto_name(proto), a);
+	return 0;
+}
+
+/* ---- firewall ---- */
+
+static bool protos_overlap(int a, int b)
+{
+	return a == b || a == SA_PROTO_ANY || b == SA_PROTO_ANY;
+}
+
+/* A rule for PORT whose protocol overlaps PROTO, if any. */
+static bool find_rule(struct maps *m, __u64 cgid, __u16 port, int proto,
+		      struct sa_port_rule *rule, int *rule_proto)
+{
+	static const int protos[] = { IPPROTO_TCP, IPPROTO_UDP, SA_PROTO_ANY };
+	struct sa_port_key pk;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		if (!protos_overlap(protos[i], proto))
+			continue;
+		memset(&pk, 0, sizeof(pk));
+		pk.cgid = cgid;
+		pk.port = port;
+		pk.proto = protos[i];
+		if (!bpf_map_lookup_elem(m->fw_ports, &pk, rule)) {
+			*rule_proto = protos[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Is PORT the target of a rewrite rule overlapping PROTO? */
+static bool is_rewrite_target(struct maps *m, __u64 cgid, __u16 port, int proto)
+{
+	struct sa_port_key *keys;
+	struct sa_port_rule rule;
+	size_t n, i;
+	bool found = false;
+
+	keys = map_keys(m->fw_ports, sizeof(*keys), &n);
+	for (i = 0; i < n && !found; i++)
+		found = keys[i].cgid == cgid &&
+			protos_overlap(keys[i].proto, proto) &&
+			!bpf_map_lookup_elem(m->fw_ports, &keys[i], &rule) &&
+			rule.action == SA_REWRITE && rule.new_port == port;
+	free(keys);
+	return found;
+}
+
+static const char *action_name(int a)
+{
+	return a == SA_ALLOW ? "allow" : a == SA_DENY ? "deny" :
+	       a == SA_REWRITE ? "rewrite" : "?";
+}
+
+static void fw_show(struct maps *m, const struct cgroup *cg)
+{
+	struct sa_port_key *pkeys;
+	struct sa_addr_key *akeys;
+	struct sa_port_rule rule;
+	struct sa_policy pol;
+	size_t n, i;
+	char a[80];
+
+	memset(&pol, 0, sizeof(pol));
+	bpf_map_lookup_elem(m->fw_policy, &cg->id, &pol);
+	printf("firewall of %s: default %s", cg->name,
+	       pol.default_deny ? "deny" : "allow");
+	if (pol.eph_lo)
+		printf(", ports %u-%u refused after bind", pol.eph_lo, pol.eph_hi);
+	printf("; %llu denied, %llu rewritten\n", (unsigned long long)pol.denied,
+	       (unsigned long long)pol.rewritten);
+	pkeys = map_keys(m->fw_ports, sizeof(*pkeys), &n);
+	for (i = 0; i < n; i++) {
+		if (pkeys[i].cgid != cg->id ||
+		    bpf_map_lookup_elem(m->fw_ports, &pkeys[i], &rule))
+			continue;
+		printf("  %-7s %-7s port %u", action_name(rule.action),
+		       proto_name(pkeys[i].proto), pkeys[i].port);
+		if (rule.action == SA_REWRITE)
+			printf(" -> %u", rule.new_port);
+		printf("\n");
+	}
+	free(pkeys);
+	if (!pol.addr_restrict)
+		return;
+	akeys = map_keys(m->fw_addrs, sizeof(*akeys), &n);
+	printf("  bind only to:");
+	for (i = 0; i < n; i++) {
+		if (akeys[i].cgid != cg->id)
+			continue;
+		inet_ntop(akeys[i].family, akeys[i].addr.a, a, sizeof(a));
+		printf(" %s", a);
+	}
+	printf("\n");
+	free(akeys);
+}
+
+static int cmd_firewall(int argc, char **argv)
+{
+	struct sa_port_rule rule, old;
+	struct sa_container c;
+	struct sa_policy pol;
+	struct sa_port_key pk;
+	struct maps m;
+	struct cgroup cg;
+	const char *op;
+	int proto = SA_PROTO_ANY, old_proto, nargs, i;
+	char *args[3];
+
+	if (argc < 3)
+		die("firewall: expected CGROUP and an operation (see --help)");
+	op = argv[2];
+	nargs = 0;
+	for (i = 3; i < argc; i++) {
+		if (parse_proto_flag(argv[i], &proto))
+			continue;
+		if (argv[i][0] == '-' && argv[i][1] && !isdigit((unsigned char)argv[i][1]))
+			die("firewall %s: unknown option '%s'", op, argv[i]);
+		if (nargs == 2)
+			die("firewall %s: too many arguments", op);
+		args[nargs++] = argv[i];
+	}
+	cgroup_resolve(argv[1], &cg);
+	maps_need(&m);
+	memset(&pol, 0, sizeof(pol));
+	bpf_map_lookup_elem(m.fw_policy, &cg.id, &pol);
+
+#define NEED(k) do { if (nargs != (k)) die("firewall %s: expected %d argument(s)", op, (k)); } while (0)
+	if (!strcmp(op, "show")) {
+		NEED(0);
+		fw_show(&m, &cg);
+		return 0;
+	} else if (!strcmp(op, "default")) {
+		NEED(1);
+		if (!strcmp(args[0], "allow"))
+			pol.default_deny = 0;
+		else if (!strcmp(args[0], "deny"))
+			pol.default_deny = 1;
+		else
+			die("firewall default: allow or deny, not '%s'", args[0]);
+	} else if (!strcmp(op, "allow") || !strcmp(op, "deny") ||
+		   !strcmp(op, "rewrite")) {
+		memset(&rule, 0, sizeof(rule));
+		rule.action = !strcmp(op, "allow") ? SA_ALLOW :
+			      !strcmp(op, "deny") ? SA_DENY : SA_REWRITE;
+		NEED(rule.action == SA_REWRITE ? 2 : 1);
+		memset(&pk, 0, sizeof(pk));
+		pk.cgid = cg.id;
+		pk.port = parse_port(args[0], false);
+		pk.proto = proto;
+		if (rule.action == SA_REWRITE) {
+			rule.new_port = parse_port(args[1], false);
+			if (rule.new_port == pk.port)
+				die("firewall rewrite: %u to itself", pk.port);
+			if (find_rule(&m, cg.id, rule.new_port, proto, &old, &old_proto) &&
+			    old.action != SA_ALLOW)
+				die("conflicting rules: rewrite target %u has a %s %s rule",
+				    rule.new_port, proto_name(old_proto), action_name(old.action));
+			if (pol.eph_lo && rule.new_port >= pol.eph_lo &&
+			    rule.new_port <= pol.eph_hi)
+				die("conflicting rules: rewrite target %u is in the refused range %u-%u",
+				    rule.new_port, pol.eph_lo, pol.eph_hi);
+		}
+		if (rule.action == SA_DENY && is_rewrite_target(&m, cg.id, pk.port, proto))
+			die("conflicting rules: port %u is the target of a rewrite", pk.port);
+		if (find_rule(&m, cg.id, pk.port, proto, &old, &old_proto)) {
+			if (old_proto == proto && old.action == rule.action &&
+			    old.new_port == rule.new_port)
+				return 0;	/* the same rule again */
+			die("conflicting rules: port %u already has a %s %s rule (unset it first)",
+			    pk.port, proto_name(old_proto), action_name(old.action));
+		}
+		if (bpf_map_update_elem(m.fw_ports, &pk, &rule, BPF_NOEXIST))
+			die_bpf("adding the rule", errno);
+	} else if (!strcmp(op, "unset")) {
+		NEED(1);
+		memset(&pk, 0, sizeof(pk));
+		pk.cgid = cg.id;
+		pk.port = parse_port(args[0], false);
+		pk.proto = proto;
+		if (bpf_map_delete_elem(m.fw_ports, &pk))
+			die("no %s rule for port %u in %s", proto_name(proto), pk.port, cg.name);
+	} else if (!strcmp(op, "addr")) {
+		struct sa_addr_key ak;
+		int family;
+		__u8 one = 1;
+
+		NEED(1);
+		memset(&ak, 0, sizeof(ak));
+		if (!parse_addr(args[0], &family, &ak.addr))
+			die("firewall addr: '%s' is not an IPv4 or IPv6 address", args[0]);
+		ak.cgid = cg.id;
+		ak.family = family;
+		if (bpf_map_update_elem(m.fw_addrs, &ak, &one, BPF_ANY))
+			die_bpf("adding the address", errno);
+		pol.addr_restrict = 1;
+	} else if (!strcmp(op, "addr-any")) {
+		NEED(0);
+		map_purge_cgid(m.fw_addrs, sizeof(struct sa_addr_key), cg.id);
+		pol.addr_restrict = 0;
+	} else if (!strcmp(op, "ephemeral")) {
+		unsigned int lo, hi;
+		char extra;
+
+		NEED(1);
+		if (!strcmp(args[0], "off")) {
+			pol.eph_lo = pol.eph_hi = 0;
+		} else if (sscanf(args[0], "%u-%u%c", &lo, &hi, &extra) == 2 &&
+			   lo >= 1 && lo <= hi && hi <= 65535) {
+			pol.eph_lo = lo;
+			pol.eph_hi = hi;
+		} else {
+			die("firewall ephemeral: expected LO-HI (1-65535) or off, not '%s'",
+			    args[0]);
+		}
+	} else {
+		die("firewall: unknown operation '%s' (see --help)", op);
+	}
+#undef NEED
+	/* Counters are the programs': keep the kernel's current values. */
+	{
+		struct sa_policy cur;
+
+		if (!bpf_map_lookup_elem(m.fw_policy, &cg.id, &cur)) {
+			pol.denied = cur.denied;
+			pol.rewritten = cur.rewritten;
+		}
+	}
+	if (bpf_map_update_elem(m.fw_policy, &cg.id, &pol, BPF_ANY))
+		die_bpf("updating the policy", errno);
+	if (bpf_map_lookup_elem(m.containers, &cg.id, &c) ||
+	    !(c.features & SA_FEAT_FIREWALL))
+		fprintf(stderr, "sockaddr: note: %s is not attached with --firewall: "
+			"the rules apply once it is\n", cg.name);
+	return 0;
+}
+
+/* ---- main ---- */
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int argc, char **argv);
+	} cmds[] = {
+		{ "attach", cmd_attach }, { "detach", cmd_detach },
+		{ "status", cmd_status }, { "list", cmd_list },
+		{ "route", cmd_route }, { "firewall", cmd_firewall },
+	};
+	size_t i;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "+d:vh")) != -1) {
+		switch (opt) {
+		case 'd':
+			state_dir = optarg;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc && !strcmp(argv[optind], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (state_dir[0] != '/')
+		die("-d %s: give an absolute path in bpffs", state_dir);
+	libbpf_set_print(libbpf_print);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[optind], cmds[i].name))
+			return cmds[i].fn(argc - optind, argv + optind);
+	die("unknown command '%s' (see --help)", argv[optind]);
+}
