@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "adi_test.h"
@@ -124,13 +125,20 @@ static void join_cgroup(void)
 {
 	FILE *f;
 
+	/* Processes live in leaves: adi-mm/main, adi-mm/pressure. */
 	mkdir(CGROUP, 0755);
 	f = fopen("/sys/fs/cgroup/cgroup.subtree_control", "w");
 	if (f) {
 		fputs("+memory", f);
 		fclose(f);
 	}
-	f = fopen(CGROUP "/cgroup.procs", "w");
+	mkdir(CGROUP "/main", 0755);
+	f = fopen(CGROUP "/cgroup.subtree_control", "w");
+	if (f) {
+		fputs("+memory", f);
+		fclose(f);
+	}
+	f = fopen(CGROUP "/main/cgroup.procs", "w");
 	if (f) {
 		fprintf(f, "%d\n", getpid());
 		fclose(f);
@@ -392,6 +400,136 @@ static void test_ksm(void)
 	ksm_write("run", "2");
 }
 
+/* Page i of a region: version 1 + i % 14 on all its blocks, data i. */
+static void version_pages(char *p, size_t len)
+{
+	for (size_t i = 0; i < len / PG; i++) {
+		must_set_version(p + i * PG, PG, 1 + i % 14);
+		*(volatile uint64_t *)adi_make_ptr(p + i * PG + 8 * (i % 500), 1 + i % 14) = i;
+	}
+}
+
+static size_t verify_pages(char *p, size_t len)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < len / PG; i++) {
+		unsigned int v = 1 + i % 14;
+
+		if (adi_get_version(p + i * PG + 64 * (i % 64)) != (int)v ||
+		    *(volatile uint64_t *)adi_make_ptr(p + i * PG + 8 * (i % 500), v) != i)
+			bad++;
+	}
+	return bad;
+}
+
+static void write_file(const char *path, const char *value)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(value, f);
+		fclose(f);
+	}
+}
+
+/* A working set three times the cgroup's memory limit goes through swap. */
+static void test_memcg_pressure(void)
+{
+	size_t len = 48UL << 20;
+	char *p;
+	size_t bad;
+	long restored = counter("swap_restored");
+
+	if (!getenv("LK417_SWAP_DEV")) {
+		tap_skip("no swap disk", "memory cgroup pressure");
+		return;
+	}
+	mkdir(CGROUP "/pressure", 0755);
+	/* memory.high reclaims and throttles; memory.max would OOM-kill. */
+	write_file(CGROUP "/pressure/memory.high", "16M");
+	{
+		char pid[32];
+
+		snprintf(pid, sizeof(pid), "%d\n", getpid());
+		write_file(CGROUP "/pressure/cgroup.procs", pid);
+	}
+	p = adi_map(len);
+	version_pages(p, len);
+	bad = verify_pages(p, len);
+	tap_ok(bad == 0 && counter("swap_restored") > restored,
+	       "48 MiB versioned under a 16 MiB memory.high: every page's versions and data right after swap (%zu bad, %ld restored)",
+	       bad, counter("swap_restored") - restored);
+}
+
+/*
+ * Stress: processes version random regions with random versions while
+ * others push memory out, migrate it between nodes and fork.  At the end
+ * every page must have what its owner last gave it.
+ */
+static void stress_worker(unsigned int seed, int seconds)
+{
+	size_t len = 64 * PG;
+	char *p = adi_map(len);
+	unsigned char ver[64];
+	time_t end = time(NULL) + seconds;
+	size_t bad = 0;
+
+	srand(seed);
+	for (int i = 0; i < 64; i++) {
+		ver[i] = 1 + rand() % 14;
+		must_set_version(p + i * PG, PG, ver[i]);
+		*(volatile uint64_t *)adi_make_ptr(p + i * PG, ver[i]) = i;
+	}
+	while (time(NULL) < end) {
+		int i = rand() % 64, action = rand() % 4;
+		void *page = p + i * PG;
+		int node = rand() % 2, status;
+
+		if (action == 0) {
+			ver[i] = 1 + rand() % 14;
+			must_set_version(page, PG, ver[i]);
+			*(volatile uint64_t *)adi_make_ptr(page, ver[i]) = i;
+		} else if (action == 1) {
+			madvise(page, PG, MADV_PAGEOUT);
+		} else if (action == 2) {
+			syscall(SYS_move_pages, 0, 1, &page, &node, &status, MPOL_MF_MOVE);
+		} else {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				*(volatile uint64_t *)adi_make_ptr(page, ver[i]) = i;
+				_exit(adi_get_version(page) == ver[i] ? 0 : 1);
+			}
+			waitpid(pid, &status, 0);
+			if (!WIFEXITED(status) || WEXITSTATUS(status))
+				bad++;
+		}
+	}
+	for (int i = 0; i < 64; i++)
+		if (adi_get_version(p + i * PG) != ver[i] ||
+		    *(volatile uint64_t *)adi_make_ptr(p + i * PG, ver[i]) != (uint64_t)i)
+			bad++;
+	_exit(bad ? 1 : 0);
+}
+
+static void test_stress(void)
+{
+	int seconds = getenv("LK417_STRESS") ? 600 : 30, failed = 0, status;
+	unsigned int seed = (unsigned int)time(NULL);
+
+	tap_diag("stress: 4 processes for %d s, seed %u", seconds, seed);
+	for (int w = 0; w < 4; w++)
+		if (fork() == 0)
+			stress_worker(seed + w, seconds);
+	for (int w = 0; w < 4; w++) {
+		wait(&status);
+		failed += !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	tap_ok(failed == 0, "stress (versioning, pageout, migration, fork for %d s, seed %u): no version lost (%d of 4 workers failed)",
+	       seconds, seed, failed);
+}
+
 int main(void)
 {
 	tap_init();
@@ -411,6 +549,8 @@ int main(void)
 	tap_group("thp", test_thp);
 	tap_group("hugetlb", test_hugetlb);
 	tap_group("ksm", test_ksm);
+	tap_group("memcg-pressure", test_memcg_pressure);
+	tap_group("stress", test_stress);
 	if (getenv("LK417_SWAP_DEV")) {
 		char cmd[256];
 
