@@ -22,6 +22,7 @@ char LICENSE[] SEC("license") = "GPL";
  */
 const volatile __u32 target_pid;	/* 0: every process */
 const volatile __u32 nargs;		/* arguments to stream */
+const volatile __u32 nread;		/* max(nargs, str_arg + 1) */
 const volatile __s32 str_arg = -1;	/* argument read as a string */
 const volatile __u32 want_stacks;
 const volatile __u32 want_tasks = 1;
@@ -87,18 +88,13 @@ dropped:
 
 /*
  * Constant indices only: the verifier rejects a variable offset into the
- * context, and a constant lets it prove each access against nargs.
+ * context, and a constant lets it prove each access against nread.
  */
 #define COPY_ARG(i)						\
 	do {							\
-		if (nargs > (i))				\
+		if (nread > (i))				\
 			e.args[i] = ctx->args[i];		\
 	} while (0)
-
-#define STR_ARG(i)						\
-	case (i):						\
-		p = (const void *)ctx->args[i];			\
-		break
 
 SEC("raw_tp")
 int rawtp_event(struct bpf_raw_tracepoint_args *ctx)
@@ -140,15 +136,15 @@ int rawtp_event(struct bpf_raw_tracepoint_args *ctx)
 		COPY_ARG(0); COPY_ARG(1); COPY_ARG(2); COPY_ARG(3);
 		COPY_ARG(4); COPY_ARG(5); COPY_ARG(6); COPY_ARG(7);
 		COPY_ARG(8); COPY_ARG(9); COPY_ARG(10); COPY_ARG(11);
-		switch (str_arg) {
-		STR_ARG(0); STR_ARG(1); STR_ARG(2); STR_ARG(3);
-		STR_ARG(4); STR_ARG(5); STR_ARG(6); STR_ARG(7);
-		STR_ARG(8); STR_ARG(9); STR_ARG(10); STR_ARG(11);
-		default:
-			break;
-		}
-		if (p)
+		/*
+		 * The string's pointer comes from the copy on the stack, not
+		 * from ctx: clang folds a switch of ctx loads into one load
+		 * through a moved ctx pointer, which the verifier refuses.
+		 */
+		if (str_arg >= 0 && str_arg < RAWTP_MAX_ARGS) {
+			p = (const void *)e.args[str_arg];
 			bpf_probe_read_kernel_str(e.str, sizeof(e.str), p);
+		}
 		bpf_get_current_comm(e.comm, sizeof(e.comm));
 		bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU,
 				      &e, sizeof(e));

@@ -668,7 +668,11 @@ static void explain_attach_error(const char *name, int err)
 
 static void explain_load_error(int err)
 {
-	if (err == EPERM || err == EACCES)
+	if (err == EACCES)
+		/* bpf(2) says EACCES when the verifier rejects a program */
+		error("the verifier rejected the program (%s); -v shows its log",
+		      errname(err));
+	else if (err == EPERM)
 		error("loading the BPF program: permission denied (%s); needs root, or CAP_BPF and CAP_PERFMON",
 		      errname(err));
 	else if (err == ENOSYS)
@@ -877,6 +881,7 @@ int main(int argc, char **argv)
 	skel->rodata->target_pid = opt.pid;
 	skel->rodata->nargs = opt.nargs;
 	skel->rodata->str_arg = opt.str_arg;
+	skel->rodata->nread = opt.str_arg + 1 > opt.nargs ? opt.str_arg + 1 : opt.nargs;
 	skel->rodata->want_stacks = opt.stacks;
 	if (!opt.stacks) {
 		/* keep unused maps small: a stack map preallocates */

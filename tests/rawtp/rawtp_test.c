@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The raw tracepoint contract of BPF_RAW_TRACEPOINT_OPEN, checked with the
+ * rawtp tool's own BPF object (its skeleton): exact event counts, raw
+ * argument values, several programs on one tracepoint, detach on close,
+ * attach-time errors, kernel stacks, and perf_event_open alongside.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "tap.h"
+#include "rawtp.h"
+#include "rawtp.skel.h"
+
+#define TP "task_rename"
+/* task_rename(struct task_struct *task, const char *comm) */
+#define TP_NARGS 2
+/* Kernel pointers on x86-64 live in the upper half. */
+#define KERNEL_HALF 0xffff800000000000ULL
+
+static int ncpus;
+
+static int raw_tp_open(int prog_fd, const char *name, __u64 cookie)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.raw_tracepoint.name = (__u64)(unsigned long)name;
+	attr.raw_tracepoint.prog_fd = prog_fd;
+	attr.raw_tracepoint.cookie = cookie;
+	return syscall(__NR_bpf, BPF_RAW_TRACEPOINT_OPEN, &attr, sizeof(attr));
+}
+
+struct cfg {
+	unsigned int pid;
+	unsigned int nargs;
+	int str_arg;
+	bool stacks;
+};
+
+/* Load the tool's program configured like rawtp's options would. */
+static struct rawtp *load(const struct cfg *c)
+{
+	struct rawtp *s = rawtp__open();
+	int err;
+
+	if (!s)
+		return NULL;
+	s->rodata->target_pid = c->pid;
+	s->rodata->nargs = c->nargs;
+	s->rodata->str_arg = c->str_arg;
+	s->rodata->nread = c->str_arg + 1 > (int)c->nargs ? c->str_arg + 1
+							    : (int)c->nargs;
+	s->rodata->want_stacks = c->stacks;
+	err = rawtp__load(s);
+	if (err) {
+		tap_diag("load: %s", strerror(-err));
+		rawtp__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+static struct rawtp *load_self(void)
+{
+	struct cfg c = { .pid = getpid(), .str_arg = -1 };
+
+	return load(&c);
+}
+
+static unsigned long long total(struct rawtp *s, __u32 slot)
+{
+	unsigned long long sum = 0;
+	__u64 v[ncpus];
+	int i;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->maps.totals), &slot, v))
+		return ~0ULL;
+	for (i = 0; i < ncpus; i++)
+		sum += v[i];
+	return sum;
+}
+
+/* Sum of the per-process rows of one pid (comm changes with each rename). */
+static unsigned long long pid_count(struct rawtp *s, unsigned int pid)
+{
+	int fd = bpf_map__fd(s->maps.tasks);
+	struct rawtp_task_key k, next;
+	unsigned long long sum = 0;
+	void *prev = NULL;
+	__u64 v;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (k.pid == pid && !bpf_map_lookup_elem(fd, &k, &v))
+			sum += v;
+	}
+	return sum;
+}
+
+static void rename_n(int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		prctl(PR_SET_NAME, name);
+}
+
+static __u32 prog_id(int prog_fd)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return 0;
+	return info.id;
+}
+
+/* How many BPF links in the whole system run program id @pid. */
+static int links_of_prog(__u32 pid)
+{
+	__u32 id = 0;
+	int n = 0;
+
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.prog_id == pid)
+			n++;
+		close(fd);
+	}
+	return n;
+}
+
+/* ---- groups ------------------------------------------------------------ */
+
+static void exact_counts(void)
+{
+	const int n = 1000;
+	struct rawtp *s = load_self();
+	int fd;
+
+	if (!tap_ok(s != NULL, "the rawtp program loads (no kernel BTF needed)"))
+		return;
+	fd = raw_tp_open(bpf_program__fd(s->progs.rawtp_event), TP, 0);
+	if (!tap_ok(fd >= 0, "BPF_RAW_TRACEPOINT_OPEN(%s) returns an fd", TP))
+		return;
+	rename_n(n, "rtp-exact");
+	tap_ok(total(s, 0) == (unsigned long long)n,
+	       "%d prctl(PR_SET_NAME) calls: exactly %d events counted (got %llu)",
+	       n, n, total(s, 0));
+	tap_ok(pid_count(s, getpid()) == (unsigned long long)n,
+	       "the per-process map holds exactly %d events for our pid (got %llu)",
+	       n, pid_count(s, getpid()));
+	tap_ok(total(s, RAWTP_DROPPED_SLOT) == 0, "no event dropped from the task map");
+	close(fd);
+	rawtp__destroy(s);
+}
+
+static int got_events;
+static struct rawtp_event events[64];
+
+static void on_sample(void *ctx, int cpu, void *data, __u32 size)
+{
+	(void)ctx;
+	(void)cpu;
+	if (size >= sizeof(struct rawtp_event) && got_events < 64)
+		memcpy(&events[got_events], data, sizeof(struct rawtp_event));
+	got_events++;
+}
+
+static void raw_args(void)
+{
+	struct cfg c = { .pid = getpid(), .nargs = TP_NARGS, .str_arg = 1 };
+	const int n = 20;
+	char names[20][16], old[16];
+	struct perf_buffer *pb;
+	bool names_ok = true, comms_ok = true, task_ok = true, ptr_ok = true;
+	struct rawtp *s = load(&c);
+	int fd, i;
+
+	if (!tap_ok(s != NULL, "a program reading both raw arguments loads"))
+		return;
+	fd = raw_tp_open(bpf_program__fd(s->progs.rawtp_event), TP, 0);
+	pb = perf_buffer__new(bpf_map__fd(s->maps.events), 16, on_sample, NULL,
+			      NULL, NULL);
+	if (!tap_ok(fd >= 0 && pb, "it attaches and a perf buffer opens"))
+		return;
+	prctl(PR_GET_NAME, old);
+	for (i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "rtp-arg-%02d", i);
+		prctl(PR_SET_NAME, names[i]);
+	}
+	while (perf_buffer__poll(pb, 200) > 0)
+		;
+	tap_ok(got_events == n, "%d events streamed by bpf_perf_event_output (got %d)",
+	       n, got_events);
+	for (i = 0; i < n && i < got_events; i++) {
+		struct rawtp_event *e = &events[i];
+
+		/* args[1] is the new name: read raw through the pointer */
+		names_ok &= !strcmp(e->str, names[i]);
+		/* the tracepoint fires before the copy: comm is the old name */
+		comms_ok &= !strcmp(e->comm, i ? names[i - 1] : old);
+		/* args[0] is our task_struct: one kernel pointer throughout */
+		task_ok &= e->args[0] == events[0].args[0] && e->args[0] >= KERNEL_HALF;
+		ptr_ok &= e->args[1] >= KERNEL_HALF && e->nargs == TP_NARGS &&
+			  e->pid == (unsigned int)getpid();
+	}
+	tap_ok(got_events && names_ok,
+	       "args[1] read with bpf_probe_read_kernel_str is each new name, in order");
+	tap_ok(got_events && comms_ok,
+	       "the current comm at each event is the name before the rename");
+	tap_ok(got_events && task_ok,
+	       "args[0] is the same kernel pointer (our task_struct) in every event (0x%llx)",
+	       (unsigned long long)events[0].args[0]);
+	tap_ok(got_events && ptr_ok, "args[1] is a kernel pointer and pid/nargs are right");
+	perf_buffer__free(pb);
+	close(fd);
+	rawtp__destroy(s);
+}
+
+static void two_programs(void)
+{
+	const int n = 300;
+	struct rawtp *a = load_self(), *b = load_self();
+	int fa, fb, fb2;
+
+	if (!tap_ok(a && b, "two copies of the program load"))
+		return;
+	fa = raw_tp_open(bpf_program__fd(a->progs.rawtp_event), TP, 0);
+	fb = raw_tp_open(bpf_program__fd(b->progs.rawtp_event), TP, 0);
+	/* the same program a second time, told apart by its cookie */
+	fb2 = raw_tp_open(bpf_program__fd(b->progs.rawtp_event), TP, 1);
+	if (!tap_ok(fa >= 0 && fb >= 0 && fb2 >= 0,
+		    "three attachments to %s: two programs, one of them twice", TP))
+		return;
+	rename_n(n, "rtp-two");
+	tap_ok(total(a, 0) == (unsigned long long)n && total(b, 0) == (unsigned long long)n,
+	       "both programs ran on every event: %llu and %llu of %d",
+	       total(a, 0), total(b, 0), n);
+	tap_ok(total(b, 1) == (unsigned long long)n,
+	       "the second attachment of one program ran too, its cookie seen (%llu of %d)",
+	       total(b, 1), n);
+	close(fa);
+	close(fb);
+	close(fb2);
+	rawtp__destroy(a);
+	rawtp__destroy(b);
+}
+
+static void detach_on_close(void)
+{
+	const int n = 100;
+	struct rawtp *s = load_self();
+	int pfd, fd, err, i;
+	__u32 id;
+
+	if (!tap_ok(s != NULL, "program loads"))
+		return;
+	pfd = bpf_program__fd(s->progs.rawtp_event);
+	id = prog_id(pfd);
+	fd = raw_tp_open(pfd, TP, 0);
+	if (!tap_ok(fd >= 0 && id, "attached (program id %u)", id))
+		return;
+	tap_ok(links_of_prog(id) == 1, "the kernel lists one link running the program");
+	rename_n(n, "rtp-close");
+	tap_ok(total(s, 0) == (unsigned long long)n, "%d events while attached (got %llu)",
+	       n, total(s, 0));
+	close(fd);
+	rename_n(n, "rtp-closed");
+	tap_ok(total(s, 0) == (unsigned long long)n,
+	       "after close(fd) the count stops growing: still %llu after %d more renames",
+	       total(s, 0), n);
+	tap_ok(links_of_prog(id) == 0, "no link runs the program after close(fd)");
+	rawtp__destroy(s);
+	/*
+	 * A closed raw_tp link is unregistered at once but freed after an
+	 * RCU grace period, and only then drops its program reference: poll.
+	 */
+	for (i = 0; i < 500; i++) {
+		fd = bpf_prog_get_fd_by_id(id);
+		err = errno;
+		if (fd < 0)
+			break;
+		close(fd);
+		usleep(10000);
+	}
+	tap_ok(fd < 0 && err == ENOENT,
+	       "once its fds are closed the program is freed (BPF_PROG_GET_FD_BY_ID: %s after %d ms)",
+	       fd < 0 ? strerrorname_np(err) : "still found", i * 10);
+}
+
+static void attach_case(const char *tp, unsigned int nargs, int str_arg,
+			int want_errno, const char *why)
+{
+	struct cfg c = { .pid = getpid(), .nargs = nargs, .str_arg = str_arg };
+	struct rawtp *s = load(&c);
+	int fd, err;
+
+	if (!s) {
+		tap_ok(0, "%s: program failed to load", why);
+		return;
+	}
+	fd = raw_tp_open(bpf_program__fd(s->progs.rawtp_event), tp, 0);
+	err = fd < 0 ? errno : 0;
+	if (want_errno)
+		tap_ok(fd < 0 && err == want_errno, "%s: %s (got %s)", why,
+		       strerrorname_np(want_errno), fd < 0 ? strerrorname_np(err) : "success");
+	else
+		tap_ok(fd >= 0, "%s: attaches (got %s)", why,
+		       fd < 0 ? strerrorname_np(err) : "success");
+	if (fd >= 0)
+		close(fd);
+	rawtp__destroy(s);
+}
+
+static void attach_errors(void)
+{
+	attach_case("rawtp_no_such_tracepoint", 0, -1, ENOENT,
+		    "an unknown tracepoint name");
+	attach_case(TP, 2, -1, 0, "task_rename with a program reading args[0..1]");
+	attach_case(TP, 3, -1, EINVAL,
+		    "task_rename (2 arguments) with a program reading args[2]");
+	attach_case(TP, 0, 2, EINVAL,
+		    "task_rename with a program reading args[2] as a string");
+	attach_case(TP, 12, -1, EINVAL,
+		    "task_rename with a program reading all 12 argument slots");
+	attach_case("sys_enter", 2, -1, 0, "sys_enter with a program reading args[0..1]");
+	attach_case("sys_enter", 3, -1, EINVAL,
+		    "sys_enter (regs, id) with a program reading args[2]");
+}
+
+static void unprivileged(void)
+{
+	struct rawtp *s;
+
+	/* setuid from root drops every capability, CAP_BPF included */
+	if (setgid(65534) || setuid(65534)) {
+		tap_ok(0, "drop to uid 65534: %s", strerror(errno));
+		return;
+	}
+	s = load_self();
+	tap_ok(!s && errno == EPERM, "as uid 65534 without capabilities: load fails with EPERM (got %s)",
+	       s ? "success" : strerrorname_np(errno));
+	if (s)
+		rawtp__destroy(s);
+}
+
+/* kallsyms: the name of the text symbol at or below addr */
+struct sym {
+	unsigned long long addr;
+	char name[128];
+};
+static struct sym *syms;
+static size_t nsyms;
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void load_syms(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], t;
+	size_t cap = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (nsyms == cap) {
+			cap = cap ? cap * 2 : 8192;
+			syms = realloc(syms, cap * sizeof(*syms));
+		}
+		if (sscanf(line, "%llx %c %127s", &syms[nsyms].addr, &t,
+			   syms[nsyms].name) == 3 && (t == 't' || t == 'T'))
+			nsyms++;
+	}
+	if (f)
+		fclose(f);
+	qsort(syms, nsyms, sizeof(*syms), cmp_sym);
+}
+
+static const char *sym_of(unsigned long long addr)
+{
+	size_t lo = 0, hi = nsyms;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? syms[lo - 1].name : "?";
+}
+
+static void stacks(void)
+{
+	struct cfg c = { .pid = getpid(), .str_arg = -1, .stacks = true };
+	const int n = 50;
+	struct rawtp *s = load(&c);
+	struct rawtp_stack_key k, next, best = { 0, -1 };
+	unsigned long long best_count = 0;
+	__u64 ips[RAWTP_STACK_DEPTH], v;
+	bool has_comm = false, has_prctl = false, has_entry = false;
+	void *prev = NULL;
+	char path[1024] = "";
+	int fd, i, cfd;
+
+	if (!tap_ok(s != NULL, "a program calling bpf_get_stackid loads"))
+		return;
+	fd = raw_tp_open(bpf_program__fd(s->progs.rawtp_event), TP, 0);
+	if (!tap_ok(fd >= 0, "it attaches"))
+		return;
+	rename_n(n, "rtp-stack");
+	close(fd);
+	cfd = bpf_map__fd(s->maps.stack_counts);
+	while (!bpf_map_get_next_key(cfd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (!bpf_map_lookup_elem(cfd, &k, &v) && v > best_count) {
+			best = k;
+			best_count = v;
+		}
+	}
+	tap_ok(best.stackid >= 0 && best_count == (unsigned long long)n,
+	       "all %d prctl() events share one stack id (id %d, %llu events)",
+	       n, best.stackid, best_count);
+	memset(ips, 0, sizeof(ips));
+	if (best.stackid < 0 ||
+	    bpf_map_lookup_elem(bpf_map__fd(s->maps.stack_traces), &best.stackid, ips)) {
+		tap_ok(0, "the stack id resolves in the stack map");
+		rawtp__destroy(s);
+		return;
+	}
+	load_syms();
+	for (i = 0; i < RAWTP_STACK_DEPTH && ips[i]; i++) {
+		const char *name = sym_of(ips[i]);
+
+		has_comm |= !strcmp(name, "__set_task_comm");
+		has_prctl |= strstr(name, "sys_prctl") != NULL;
+		has_entry |= !strcmp(name, "do_syscall_64");
+		if (strlen(path) + strlen(name) + 4 < sizeof(path)) {
+			strcat(path, i ? " <- " : "");
+			strcat(path, name);
+		}
+	}
+	tap_diag("stack: %s", path);
+	tap_ok(nsyms > 0 && has_comm && has_prctl && has_entry,
+	       "its frames symbolize to __set_task_comm <- *sys_prctl <- do_syscall_64");
+	rawtp__destroy(s);
+}
+
+static void perf_alongside(void)
+{
+	const int n = 200;
+	struct perf_event_attr pa;
+	unsigned long long pcount = 0;
+	struct rawtp *s = load_self();
+	char buf[32] = "";
+	int id = -1, pfd, fd;
+	FILE *f = fopen("/sys/kernel/tracing/events/task/task_rename/id", "r");
+
+	if (f && fgets(buf, sizeof(buf), f))
+		id = atoi(buf);
+	if (f)
+		fclose(f);
+	if (!tap_ok(id > 0 && s, "task_rename has a trace event id (%d) and the program loads", id))
+		return;
+	memset(&pa, 0, sizeof(pa));
+	pa.type = PERF_TYPE_TRACEPOINT;
+	pa.size = sizeof(pa);
+	pa.config = id;
+	pa.disabled = 1;
+	pfd = syscall(__NR_perf_event_open, &pa, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = raw_tp_open(bpf_program__fd(s->progs.rawtp_event), TP, 0);
+	if (!tap_ok(pfd >= 0 && fd >= 0,
+		    "perf_event_open on the same tracepoint and the raw attach both succeed"))
+		return;
+	ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0);
+	rename_n(n, "rtp-perf");
+	ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0);
+	if (read(pfd, &pcount, sizeof(pcount)) != sizeof(pcount))
+		pcount = ~0ULL;
+	tap_ok(pcount == (unsigned long long)n && total(s, 0) == (unsigned long long)n,
+	       "both see every event: perf counted %llu, the raw program %llu, of %d",
+	       pcount, total(s, 0), n);
+	close(fd);
+	close(pfd);
+	rawtp__destroy(s);
+}
+
+/* libbpf's messages as TAP comments, so the stream stays clean TAP */
+static int print_diag(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	printf("# ");
+	return vprintf(fmt, ap);
+}
+
+int main(void)
+{
+	tap_init();
+	libbpf_set_print(print_diag);
+	ncpus = libbpf_num_possible_cpus();
+	tap_group("exact counts", exact_counts);
+	tap_group("raw arguments", raw_args);
+	tap_group("two programs", two_programs);
+	tap_group("detach on close", detach_on_close);
+	tap_group("attach errors", attach_errors);
+	tap_group("no privilege", unprivileged);
+	tap_group("stacks", stacks);
+	tap_group("perf alongside", perf_alongside);
+	return tap_done();
+}
