@@ -24,7 +24,6 @@
 #include <sys/wait.h>
 #include <signal.h>
 #include <time.h>
-#include <linux/loop.h>
 #include "ext4img.h"
 #include "exercise.h"
 
@@ -98,38 +97,11 @@ static uint64_t rnd(void)
 	return z ^ (z >> 31);
 }
 
-static int loop_attach(const char *img, char *dev, size_t devlen)
-{
-	struct loop_config cfg;
-	int ctl, n, lfd, ffd;
-
-	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-	if (ctl < 0)
-		return -1;
-	n = ioctl(ctl, LOOP_CTL_GET_FREE);
-	close(ctl);
-	if (n < 0)
-		return -1;
-	snprintf(dev, devlen, "/dev/loop%d", n);
-	lfd = open(dev, O_RDWR | O_CLOEXEC);
-	ffd = open(img, O_RDWR | O_CLOEXEC);
-	if (lfd < 0 || ffd < 0)
-		return -1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.fd = ffd;
-	if (ioctl(lfd, LOOP_CONFIGURE, &cfg)) {
-		close(ffd);
-		close(lfd);
-		return -1;
-	}
-	close(ffd);
-	return lfd;
-}
-
 /* The exercise, in a child: a stuck child is killed by its alarm and reported. */
 static void exercise(const char *mnt, int rw)
 {
 	char path[4096], bad[256];
+	int rewinds = 0;
 	struct walk w;
 
 	alarm(EXERCISE_SECONDS);
@@ -142,7 +114,7 @@ static void exercise(const char *mnt, int rw)
 	}
 	op_fsmap(mnt);
 	snprintf(path, sizeof(path), "%s/big", mnt);
-	op_seekdir(path, bad, sizeof(bad));
+	op_seekdir(path, bad, sizeof(bad), &rewinds);
 	op_walk(mnt, &w);
 	_exit(0);
 }
@@ -221,6 +193,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (mount(dev, mnt, "ext4", rw ? 0 : MS_RDONLY, opts)) {
+			printf("# mutant %lu: mount refused: %s\n", i, errname(errno));
 			refused++;
 		} else {
 			mounted++;
