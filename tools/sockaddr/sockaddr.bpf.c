@@ -159,7 +159,7 @@ int sa_bind6(struct bpf_sock_addr *ctx)
 	return fw_bind(ctx, AF_INET6);
 }
 
-static __always_inline void publish(struct bpf_sock *sk)
+static __always_inline void publish(struct bpf_sock *sk, int family)
 {
 	struct sa_slot_key skey;
 	struct sa_backend be;
@@ -170,11 +170,15 @@ static __always_inline void publish(struct bpf_sock *sk)
 	__builtin_memset(&svc, 0, sizeof(svc));
 	svc.cgid = container_id;
 	svc.pid = bpf_get_current_pid_tgid() >> 32;
-	svc.family = sk->family;
+	svc.family = family;
 	svc.proto = sk->protocol;
 	svc.port = sk->src_port;
 	svc.slot = SA_NO_SLOT;
-	if (sk->family == AF_INET) {
+	/*
+	 * family is a constant of the caller: the verifier refuses even a
+	 * dead src_ip6 access in a post_bind4 program.
+	 */
+	if (family == AF_INET) {
 		svc.addr.a[0] = sk->src_ip4;
 	} else {
 		svc.addr.a[0] = sk->src_ip6[0];
@@ -191,9 +195,9 @@ static __always_inline void publish(struct bpf_sock *sk)
 	__builtin_memset(&be, 0, sizeof(be));
 	be.addr = svc.addr;
 	be.port = bpf_htons(svc.port);
-	if (sk->family == AF_INET && !be.addr.a[0])
+	if (family == AF_INET && !be.addr.a[0])
 		be.addr.a[0] = bpf_htonl(0x7f000001);
-	else if (sk->family == AF_INET6 && !(be.addr.a[0] | be.addr.a[1] |
+	else if (family == AF_INET6 && !(be.addr.a[0] | be.addr.a[1] |
 					     be.addr.a[2] | be.addr.a[3]))
 		be.addr.a[3] = bpf_htonl(1);
 
@@ -213,7 +217,7 @@ static __always_inline void publish(struct bpf_sock *sk)
 	bpf_map_update_elem(&services, &cookie, &svc, BPF_ANY);
 }
 
-static __always_inline int post_bind(struct bpf_sock *sk)
+static __always_inline int post_bind(struct bpf_sock *sk, int family)
 {
 	if (features & SA_FEAT_FIREWALL) {
 		__u64 cg = container_id;
@@ -227,20 +231,20 @@ static __always_inline int post_bind(struct bpf_sock *sk)
 		}
 	}
 	if (features & SA_FEAT_PUBLISH)
-		publish(sk);
+		publish(sk, family);
 	return 1;
 }
 
 SEC("cgroup/post_bind4")
 int sa_post_bind4(struct bpf_sock *sk)
 {
-	return post_bind(sk);
+	return post_bind(sk, AF_INET);
 }
 
 SEC("cgroup/post_bind6")
 int sa_post_bind6(struct bpf_sock *sk)
 {
-	return post_bind(sk);
+	return post_bind(sk, AF_INET6);
 }
 
 SEC("cgroup/sock_release")
@@ -306,9 +310,11 @@ static __always_inline struct sa_backend *pick(struct sa_route *r,
 
 	want = __sync_fetch_and_add(&r->next, 1) % n;
 	if (want < n_static) {
-		if (want >= SA_MAX_BACKENDS)
-			return NULL;
-		return &r->be[want];
+		/* Constant indices: the verifier then knows each is in bounds. */
+		for (i = 0; i < SA_MAX_BACKENDS; i++)
+			if (i == want)
+				return &r->be[i];
+		return NULL;
 	}
 	want -= n_static;
 	for (i = 0; i < SA_MAX_SLOTS; i++) {

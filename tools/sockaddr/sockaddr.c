@@ -4,9 +4,10 @@
  * "containers", built on the cgroup bind/connect/post-bind BPF hooks.
  *
  * State lives in bpffs (default /sys/fs/bpf/sockaddr): the maps, pinned by
- * name, and one pinned link per attached hook (links/<cgroup id>.<hook>).
- * A pinned link keeps its program attached after this process exits and
- * unpinning it detaches it, so attach/detach need no daemon.  Every other
+ * name, and one pinned link per attached hook (links/<cgroup id>-<hook>:
+ * bpffs refuses dots in names).  A pinned link keeps its program attached
+ * after this process exits and unpinning it detaches it, so attach and
+ * detach need no daemon.  Every other
  * command only reads or writes maps: the programs see configuration
  * changes at their next bind() or connect(), without being re-attached.
  */
@@ -65,13 +66,14 @@ static const char usage_text[] =
 "  list\n"
 "        published services: cgroup, protocol, bound address, pid, command\n"
 "\n"
-"Routes (for cgroups attached with --route):\n"
+"Routes (one table, used by every cgroup attached with --route):\n"
 "  route add SERVICE [--tcp|--udp] [--to ADDR:PORT]... [--to-cgroup CGROUP\n"
 "            [--cgroup-port PORT]] [--replace]\n"
 "        connect() to SERVICE (ADDR:PORT, IPv6 as [ADDR]:PORT) goes to one of\n"
 "        the backends instead, round robin: each --to (at most 8), then each\n"
 "        socket that CGROUP published for the same family and protocol (only\n"
-"        those bound to PORT with --cgroup-port).  TCP unless --udp (UDP\n"
+"        those bound to PORT with --cgroup-port; the first 4 such sockets\n"
+"        bound at a time are routable, 'list' shows all).  TCP unless --udp (UDP\n"
 "        routes act on connect(), i.e. connected UDP sockets).  An existing\n"
 "        route for SERVICE is an error unless --replace.\n"
 "  route del SERVICE [--tcp|--udp]\n"
@@ -99,6 +101,7 @@ static const char usage_text[] =
 "        refuse (EPERM) any bind that ends on a port in LO-HI, explicit or\n"
 "        chosen by the kernel, checked after the port is allocated\n"
 "  firewall CGROUP show\n"
+"        the cgroup's rules, address list, refused range and counters\n"
 "\n"
 "Options:\n"
 "  -d DIR     state directory in bpffs (default " DEFAULT_DIR ")\n"
@@ -132,7 +135,7 @@ static void die_bpf(const char *what, int err)
 {
 	if (err < 0)
 		err = -err;
-	if (err == EPERM || err == EACCES)
+	if ((err == EPERM || err == EACCES) && geteuid() != 0)
 		die("%s: %s: run as root (needs CAP_BPF, CAP_NET_ADMIN and CAP_SYS_ADMIN)",
 		    what, strerror(err));
 	die("%s: %s", what, strerror(err));
@@ -435,7 +438,7 @@ static struct bpf_program *hook_prog(struct sockaddr_bpf *s, size_t i)
 
 static void link_path(char *buf, size_t len, __u64 cgid, const char *hook)
 {
-	snprintf(buf, len, "%s/links/%llu.%s", state_dir,
+	snprintf(buf, len, "%s/links/%llu-%s", state_dir,
 		 (unsigned long long)cgid, hook);
 }
 
@@ -1166,6 +1169,10 @@ static int cmd_firewall(int argc, char **argv)
 			pol.eph_lo = pol.eph_hi = 0;
 		} else if (sscanf(args[0], "%u-%u%c", &lo, &hi, &extra) == 2 &&
 			   lo >= 1 && lo <= hi && hi <= 65535) {
+			for (i = lo; i <= (int)hi; i++)
+				if (is_rewrite_target(&m, cg.id, i, SA_PROTO_ANY))
+					die("conflicting rules: %u-%u holds port %d, the target of a rewrite",
+					    lo, hi, i);
 			pol.eph_lo = lo;
 			pol.eph_hi = hi;
 		} else {
@@ -1209,6 +1216,11 @@ int main(int argc, char **argv)
 	size_t i;
 	int opt;
 
+	for (i = 1; i < (size_t)argc; i++)
+		if (!strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		}
 	while ((opt = getopt(argc, argv, "+d:vh")) != -1) {
 		switch (opt) {
 		case 'd':
@@ -1224,10 +1236,6 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
-	}
-	if (optind < argc && !strcmp(argv[optind], "--help")) {
-		usage(stdout);
-		return 0;
 	}
 	if (optind >= argc) {
 		usage(stderr);

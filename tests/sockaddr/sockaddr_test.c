@@ -1,0 +1,690 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The sockaddr tool end to end, in the guest: three "containers" (cgroups
+ * A, B, C under /sys/fs/cgroup/sa-test) with real TCP and UDP servers and
+ * clients, IPv4 and IPv6.  A runs clients and has the route program; B and
+ * C run servers and publish them; B also has the firewall.  Processes
+ * outside the cgroups (this one) must never be affected.
+ *
+ * The tool is $SOCKADDR_TOOL, else $LK417_TESTBIN/sockaddr.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+
+#include "tap.h"
+
+#define CG	"/sys/fs/cgroup/sa-test"
+#define TCP	SOCK_STREAM
+#define UDP	SOCK_DGRAM
+
+static char tool_path[1024];
+static char out[16384];		/* output of the last tool() call */
+
+/* Run the tool with these arguments; its stdout+stderr land in out[]. */
+__attribute__((format(printf, 1, 2)))
+static int tool(const char *fmt, ...)
+{
+	char cmd[2200], args[1024];
+	size_t n = 0, r;
+	va_list ap;
+	FILE *p;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", tool_path, args);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while ((r = fread(out + n, 1, sizeof(out) - 1 - n, p)) > 0)
+		n += r;
+	out[n] = 0;
+	st = pclose(p);
+	if (n && strncmp(out, "sockaddr:", 9) && getenv("SA_TEST_VERBOSE"))
+		printf("# $ sockaddr %s\n%s", args, out);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static bool out_has(const char *s)
+{
+	return strstr(out, s) != NULL;
+}
+
+static void join_cgroup(const char *cg)
+{
+	char p[256];
+	int fd;
+
+	if (!cg)
+		return;
+	snprintf(p, sizeof(p), "%s/%s/cgroup.procs", CG, cg);
+	fd = open(p, O_WRONLY);
+	if (fd < 0 || write(fd, "0", 1) != 1) {
+		perror(p);
+		_exit(99);
+	}
+	close(fd);
+}
+
+static socklen_t make_sa(int family, const char *addr, int port,
+			 struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (void *)ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		inet_pton(AF_INET, addr, &in->sin_addr);
+		return sizeof(*in);
+	} else {
+		struct sockaddr_in6 *in6 = (void *)ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		inet_pton(AF_INET6, addr, &in6->sin6_addr);
+		return sizeof(*in6);
+	}
+}
+
+static int sa_port(const struct sockaddr_storage *ss)
+{
+	return ntohs(ss->ss_family == AF_INET ?
+		     ((const struct sockaddr_in *)ss)->sin_port :
+		     ((const struct sockaddr_in6 *)ss)->sin6_port);
+}
+
+static void sa_ip(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	const void *a = ss->ss_family == AF_INET ?
+		(const void *)&((const struct sockaddr_in *)ss)->sin_addr :
+		(const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+	inet_ntop(ss->ss_family, a, buf, len);
+}
+
+/* ---- servers ---- */
+
+struct server {
+	pid_t pid;
+	int port;		/* where it landed (getsockname) */
+	int err;		/* errno of bind(), 0 when bound */
+};
+
+#define MAX_SERVERS 32
+static pid_t servers[MAX_SERVERS];
+static int n_servers;
+
+/*
+ * Start a server in cgroup CG (NULL: this cgroup) bound to ADDR:PORT.  It
+ * answers every TCP connection or UDP datagram with TAG.  A server whose
+ * bind fails reports the errno and exits.
+ */
+static struct server server(const char *cg, int family, int type,
+			    const char *addr, int port, const char *tag)
+{
+	struct server s = { .pid = -1, .err = EIO };
+	struct sockaddr_storage ss;
+	int pfd[2], rep[2];
+	socklen_t len;
+
+	if (pipe(pfd))
+		return s;
+	s.pid = fork();
+	if (s.pid == 0) {
+		int fd, one = 1;
+
+		close(pfd[0]);
+		join_cgroup(cg);
+		fd = socket(family, type, 0);
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		len = make_sa(family, addr, port, &ss);
+		rep[0] = bind(fd, (struct sockaddr *)&ss, len) ? errno : 0;
+		len = sizeof(ss);
+		getsockname(fd, (struct sockaddr *)&ss, &len);
+		rep[1] = sa_port(&ss);
+		if (!rep[0] && type == TCP && listen(fd, 64))
+			rep[0] = errno;
+		if (write(pfd[1], rep, sizeof(rep)) != sizeof(rep) || rep[0])
+			_exit(0);
+		close(pfd[1]);
+		for (;;) {
+			char buf[64];
+
+			len = sizeof(ss);
+			if (type == TCP) {
+				int c = accept(fd, NULL, NULL);
+
+				if (c < 0)
+					continue;
+				if (write(c, tag, strlen(tag)) < 0)
+					perror("server write");
+				close(c);
+			} else if (recvfrom(fd, buf, sizeof(buf), 0,
+					    (struct sockaddr *)&ss, &len) >= 0) {
+				sendto(fd, tag, strlen(tag), 0,
+				       (struct sockaddr *)&ss, len);
+			}
+		}
+	}
+	close(pfd[1]);
+	if (s.pid < 0 || read(pfd[0], rep, sizeof(rep)) != sizeof(rep)) {
+		s.err = EIO;
+	} else {
+		s.err = rep[0];
+		s.port = rep[1];
+	}
+	close(pfd[0]);
+	if (s.err) {
+		waitpid(s.pid, NULL, 0);
+		s.pid = -1;
+	} else if (n_servers < MAX_SERVERS) {
+		servers[n_servers++] = s.pid;
+	}
+	return s;
+}
+
+static void server_stop(struct server *s)
+{
+	int i;
+
+	if (s->pid <= 0)
+		return;
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, NULL, 0);
+	for (i = 0; i < n_servers; i++)
+		if (servers[i] == s->pid)
+			servers[i] = 0;
+	s->pid = -1;
+}
+
+/* ---- clients ---- */
+
+struct reply {
+	int err;		/* errno of connect() or of the exchange, 0 ok */
+	char tag[32];		/* what the server said */
+	char peer[64];		/* getpeername() address */
+	int peer_port;
+};
+
+/* Connect from cgroup CG (NULL: this cgroup) to ADDR:PORT and talk. */
+static struct reply client(const char *cg, int family, int type,
+			   const char *addr, int port)
+{
+	struct reply r = { .err = EIO };
+	int pfd[2];
+	pid_t pid;
+
+	if (pipe(pfd))
+		return r;
+	pid = fork();
+	if (pid == 0) {
+		struct timeval tv = { .tv_sec = 5 };
+		struct sockaddr_storage ss;
+		socklen_t len;
+		ssize_t n;
+		int fd;
+
+		close(pfd[0]);
+		join_cgroup(cg);
+		memset(&r, 0, sizeof(r));
+		fd = socket(family, type, 0);
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		len = make_sa(family, addr, port, &ss);
+		if (connect(fd, (struct sockaddr *)&ss, len)) {
+			r.err = errno;
+			goto done;
+		}
+		len = sizeof(ss);
+		getpeername(fd, (struct sockaddr *)&ss, &len);
+		sa_ip(&ss, r.peer, sizeof(r.peer));
+		r.peer_port = sa_port(&ss);
+		if (type == UDP && send(fd, "ping", 4, 0) != 4) {
+			r.err = errno;
+			goto done;
+		}
+		n = recv(fd, r.tag, sizeof(r.tag) - 1, 0);
+		if (n <= 0)
+			r.err = n < 0 ? errno : EPIPE;
+done:
+		if (write(pfd[1], &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (pid < 0 || read(pfd[0], &r, sizeof(r)) != sizeof(r))
+		r.err = EIO;
+	close(pfd[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return r;
+}
+
+/* N connections to ADDR:PORT from CG: how many reached each of two tags. */
+static void spread(const char *cg, int family, int type, const char *addr,
+		   int port, int n, const char *t1, const char *t2, int *c1,
+		   int *c2, int *other)
+{
+	int i;
+
+	*c1 = *c2 = *other = 0;
+	for (i = 0; i < n; i++) {
+		struct reply r = client(cg, family, type, addr, port);
+
+		if (!r.err && !strcmp(r.tag, t1))
+			(*c1)++;
+		else if (!r.err && !strcmp(r.tag, t2))
+			(*c2)++;
+		else
+			(*other)++;
+	}
+}
+
+/* Bind a socket in CG to ADDR:PORT and report errno (0) and the port. */
+static int try_bind(const char *cg, int family, int type, const char *addr,
+		    int port, int *landed)
+{
+	struct server s = server(cg, family, type, addr, port, "x");
+
+	if (landed)
+		*landed = s.err ? -1 : s.port;
+	server_stop(&s);
+	return s.err;
+}
+
+/* A text line of `list` for this cgroup and bound address? */
+static bool listed(const char *cg, const char *proto, const char *bound)
+{
+	char want[128], *line, *save;
+
+	if (tool("list"))
+		return false;
+	snprintf(want, sizeof(want), "/sa-test/%s", cg);
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char c[128], p[16], b[80];
+
+		if (sscanf(line, "%127s %15s %79s", c, p, b) == 3 &&
+		    !strcmp(c, want) && !strcmp(p, proto) && !strcmp(b, bound))
+			return true;
+	}
+	return false;
+}
+
+/* ---- the expected_attach_type check, on the bare syscalls ---- */
+
+static void attach_type_checks(void)
+{
+	/* r0 = 1; exit: "allow" in any sock_addr hook. */
+	struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .expected_attach_type = BPF_CGROUP_INET4_BIND);
+	int fd, cg, err;
+
+	cg = open(CG "/A", O_RDONLY | O_DIRECTORY);
+	fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "sa_bind4_only", "GPL",
+			   prog, 2, &opts);
+	if (!tap_ok(fd >= 0 && cg >= 0,
+		    "expected_attach_type: a sock_addr program loads for bind4 (fd %d)", fd))
+		return;
+	err = bpf_prog_attach(fd, cg, BPF_CGROUP_INET4_CONNECT, BPF_F_ALLOW_MULTI);
+	tap_ok(err && errno == EINVAL,
+	       "expected_attach_type: the bind4 program cannot be attached at connect4 (EINVAL, got %s)",
+	       err ? strerror(errno) : "success");
+	err = bpf_link_create(fd, cg, BPF_CGROUP_INET4_CONNECT, NULL);
+	tap_ok(err < 0 && errno == EINVAL,
+	       "expected_attach_type: nor linked at connect4 with BPF_LINK_CREATE (EINVAL)");
+	if (err >= 0)
+		close(err);
+	err = bpf_prog_attach(fd, cg, BPF_CGROUP_INET4_BIND, BPF_F_ALLOW_MULTI);
+	tap_ok(!err, "expected_attach_type: it attaches at bind4, its own hook (%s)",
+	       err ? strerror(errno) : "ok");
+	if (!err)
+		bpf_prog_detach2(fd, cg, BPF_CGROUP_INET4_BIND);
+	close(fd);
+
+	/* A sock_addr program must say where it goes: load-time check. */
+	opts.expected_attach_type = 0;
+	fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "sa_no_type", "GPL",
+			   prog, 2, &opts);
+	tap_ok(fd < 0 && errno == EINVAL,
+	       "expected_attach_type: a sock_addr program without one is refused at load (EINVAL)");
+	if (fd >= 0)
+		close(fd);
+	close(cg);
+}
+
+/* Program ids in `status`, to see that configuration never re-attaches. */
+static void status_ids(char *buf, size_t len)
+{
+	char *p, *line;
+
+	buf[0] = 0;
+	if (tool("status"))
+		return;
+	for (line = strtok_r(out, "\n", &p); line; line = strtok_r(NULL, "\n", &p))
+		if (strstr(line, "prog id"))
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s\n", line);
+}
+
+int main(void)
+{
+	static char ids_before[4096], ids_after[4096];
+	struct server b1, b2, c1, b6, bu, bu6, s;
+	struct reply r;
+	int n1, n2, other, landed, err, i;
+	const char *e;
+
+	tap_init();
+	e = getenv("SOCKADDR_TOOL");
+	if (e)
+		snprintf(tool_path, sizeof(tool_path), "%s", e);
+	else
+		snprintf(tool_path, sizeof(tool_path), "%s/sockaddr",
+			 getenv("LK417_TESTBIN") ? getenv("LK417_TESTBIN") : ".");
+
+	tool("detach --all");
+	mkdir(CG, 0755);
+	mkdir(CG "/A", 0755);
+	mkdir(CG "/B", 0755);
+	mkdir(CG "/C", 0755);
+	mkdir(CG "/D", 0755);
+
+	/* ---- help and bad input ---- */
+	err = tool("--help");
+	tap_ok(!err && out_has("attach CGROUP") && out_has("detach CGROUP") &&
+	       out_has("status") && out_has("route add") && out_has("route del") &&
+	       out_has("route list") && out_has("firewall CGROUP rewrite") &&
+	       out_has("ephemeral") && out_has("--foreground"),
+	       "--help exits 0 and names every command");
+	err = tool("attach sa-test/nope");
+	tap_ok(err == 1 && out_has("not found"), "attach to a missing cgroup: exit 1, 'not found'");
+	err = tool("route add 127.0.0.1 --to 127.0.0.1:1");
+	tap_ok(err == 1 && out_has("bad address"), "route add without a port: exit 1, 'bad address'");
+	err = tool("route add 127.0.0.1:7000 --to [::1]:7001");
+	tap_ok(err == 1 && out_has("address family"),
+	       "route add mixing IPv4 and IPv6: exit 1");
+	err = tool("frobnicate");
+	tap_ok(err == 1 && out_has("unknown command"), "unknown command: exit 1");
+	snprintf(out, sizeof(out), "%s", "");
+	{
+		char cmd[4200];
+
+		snprintf(cmd, sizeof(cmd),
+			 "setpriv --reuid=65534 --regid=65534 --clear-groups %s status 2>&1 | grep -q 'needs root'",
+			 tool_path);
+		tap_ok(system(cmd) == 0, "without privilege: a clear 'needs root' error");
+		snprintf(cmd, sizeof(cmd),
+			 "unshare -m sh -c 'umount /sys/fs/cgroup && %s attach sa-test/A' 2>&1 | grep -q 'cgroup v2 is not mounted'",
+			 tool_path);
+		tap_ok(system(cmd) == 0, "cgroup v2 not mounted: a clear error");
+	}
+
+	/* ---- attach ---- */
+	tap_ok(!tool("attach sa-test/A --route"), "attach A --route");
+	tap_ok(!tool("attach sa-test/B --publish --firewall"), "attach B --publish --firewall");
+	tap_ok(!tool("attach /sys/fs/cgroup/sa-test/C --publish"),
+	       "attach C --publish (absolute path)");
+	err = tool("attach sa-test/B");
+	tap_ok(err == 1 && out_has("already attached"), "a second attach of B: exit 1, 'already attached'");
+	err = tool("attach sa-test --publish");
+	tap_ok(err == 1 && out_has("already publishes"),
+	       "publishing in the parent of a publishing cgroup: refused");
+	tool("status");
+	tap_ok(out_has("/sa-test/A") && out_has("connect4") && out_has("connect6") &&
+	       out_has("/sa-test/B") && out_has("post_bind4") && out_has("bind6") &&
+	       out_has("sock_release") && !out_has("MISSING"),
+	       "status shows each cgroup with its hooks and program ids");
+	status_ids(ids_before, sizeof(ids_before));
+
+	attach_type_checks();
+
+	/* ---- publish ---- */
+	b1 = server("B", AF_INET, TCP, "127.0.0.1", 0, "B1");
+	tap_ok(!b1.err, "a TCP server in B binds 127.0.0.1:0 (port %d)", b1.port);
+	{
+		char bound[64];
+
+		snprintf(bound, sizeof(bound), "127.0.0.1:%d", b1.port);
+		tap_ok(listed("B", "tcp", bound), "list: B's TCP server at %s", bound);
+	}
+	c1 = server("C", AF_INET, TCP, "127.0.0.1", 0, "C1");
+	b6 = server("B", AF_INET6, TCP, "::1", 0, "B6");
+	bu = server("B", AF_INET, UDP, "127.0.0.1", 0, "BU");
+	bu6 = server("B", AF_INET6, UDP, "::1", 0, "BU6");
+	tap_ok(!c1.err && !b6.err && !bu.err && !bu6.err,
+	       "servers: TCP in C, TCP6, UDP and UDP6 in B");
+	{
+		char b[64], b2s[64], b3[64];
+
+		snprintf(b, sizeof(b), "[::1]:%d", b6.port);
+		snprintf(b2s, sizeof(b2s), "127.0.0.1:%d", bu.port);
+		snprintf(b3, sizeof(b3), "[::1]:%d", bu6.port);
+		tap_ok(listed("B", "tcp", b) && listed("B", "udp", b2s) && listed("B", "udp", b3),
+		       "list: B's TCP6, UDP and UDP6 servers");
+	}
+
+	/* ---- route to the published backend ---- */
+	tap_ok(!tool("route add 127.0.0.1:7000 --to-cgroup sa-test/B"),
+	       "route add 127.0.0.1:7000 --to-cgroup B");
+	r = client("A", AF_INET, TCP, "127.0.0.1", 7000);
+	tap_ok(!r.err && !strcmp(r.tag, "B1") && !strcmp(r.peer, "127.0.0.1") &&
+	       r.peer_port == b1.port,
+	       "TCP: A's connect to 127.0.0.1:7000 reaches B (said '%s', peer %s:%d, err %d)",
+	       r.tag, r.peer, r.peer_port, r.err);
+	r = client(NULL, AF_INET, TCP, "127.0.0.1", 7000);
+	tap_ok(r.err == ECONNREFUSED,
+	       "TCP: the same connect from outside the cgroups is not routed (%s)",
+	       strerror(r.err));
+	r = client("C", AF_INET, TCP, "127.0.0.1", 7000);
+	tap_ok(r.err == ECONNREFUSED, "TCP: nor from C, which has no route program");
+
+	tap_ok(!tool("route add [::1]:7000 --to-cgroup sa-test/B"), "route add [::1]:7000");
+	r = client("A", AF_INET6, TCP, "::1", 7000);
+	tap_ok(!r.err && !strcmp(r.tag, "B6") && !strcmp(r.peer, "::1") &&
+	       r.peer_port == b6.port,
+	       "TCP6: A reaches B's IPv6 server (said '%s', peer [%s]:%d)",
+	       r.tag, r.peer, r.peer_port);
+
+	tap_ok(!tool("route add 127.0.0.1:7000 --udp --to-cgroup sa-test/B"),
+	       "route add 127.0.0.1:7000 --udp");
+	r = client("A", AF_INET, UDP, "127.0.0.1", 7000);
+	tap_ok(!r.err && !strcmp(r.tag, "BU") && r.peer_port == bu.port,
+	       "UDP: A's connected socket talks to B's UDP server (said '%s', peer port %d, err %d)",
+	       r.tag, r.peer_port, r.err);
+	tap_ok(!tool("route add [::1]:7000 --udp --to-cgroup sa-test/B"), "route add [::1]:7000 --udp");
+	r = client("A", AF_INET6, UDP, "::1", 7000);
+	tap_ok(!r.err && !strcmp(r.tag, "BU6") && r.peer_port == bu6.port,
+	       "UDP6: A reaches B's UDP6 server (said '%s', peer port %d)", r.tag, r.peer_port);
+	r = client(NULL, AF_INET, UDP, "127.0.0.1", 7000);
+	tap_ok(r.err, "UDP: from outside, nothing answers on 127.0.0.1:7000");
+
+	/* A virtual IP that exists nowhere, to a configured backend. */
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "route add 10.99.0.1:80 --to 127.0.0.1:%d", c1.port);
+		tap_ok(!tool("%s", cmd), "route add 10.99.0.1:80 --to C's server");
+	}
+	r = client("A", AF_INET, TCP, "10.99.0.1", 80);
+	tap_ok(!r.err && !strcmp(r.tag, "C1") && r.peer_port == c1.port,
+	       "virtual IP: A's connect to 10.99.0.1:80 reaches C (said '%s')", r.tag);
+	r = client(NULL, AF_INET, TCP, "10.99.0.1", 80);
+	tap_ok(r.err != 0, "virtual IP: from outside it is unreachable (%s)",
+	       strerror(r.err));
+
+	err = tool("route add 127.0.0.1:7000 --to 127.0.0.1:1");
+	tap_ok(err == 1 && out_has("exists already"), "a second route for the same service: refused");
+
+	/* ---- load balancing ---- */
+	{
+		char cmd[160];
+
+		snprintf(cmd, sizeof(cmd), "route add 127.0.0.1:7100 --to 127.0.0.1:%d --to 127.0.0.1:%d",
+			 b1.port, c1.port);
+		tap_ok(!tool("%s", cmd), "route add 127.0.0.1:7100 with two backends (B and C)");
+	}
+	spread("A", AF_INET, TCP, "127.0.0.1", 7100, 10, "B1", "C1", &n1, &n2, &other);
+	tap_ok(n1 == 5 && n2 == 5 && !other,
+	       "two configured backends: 10 connections split %d/%d (%d failed)", n1, n2, other);
+
+	b2 = server("B", AF_INET, TCP, "127.0.0.1", 0, "B2");
+	spread("A", AF_INET, TCP, "127.0.0.1", 7000, 10, "B1", "B2", &n1, &n2, &other);
+	tap_ok(!b2.err && n1 == 5 && n2 == 5 && !other,
+	       "two published backends in B: 10 connections split %d/%d (%d failed)", n1, n2, other);
+
+	/* Records go with their sockets. */
+	{
+		char bound[64];
+
+		snprintf(bound, sizeof(bound), "127.0.0.1:%d", b2.port);
+		tap_ok(listed("B", "tcp", bound), "list: the second server %s is published", bound);
+		server_stop(&b2);
+		tap_ok(!listed("B", "tcp", bound), "list: ... and gone once its process exited");
+	}
+	spread("A", AF_INET, TCP, "127.0.0.1", 7000, 6, "B1", "B2", &n1, &n2, &other);
+	tap_ok(n1 == 6 && !n2 && !other,
+	       "after it left, all connections go to the remaining backend (%d/%d/%d)", n1, n2, other);
+
+	tool("route list");
+	tap_ok(out_has("tcp 127.0.0.1:7000 -> published-by:/sa-test/B") && out_has("hits"),
+	       "route list shows routes, backends and hit counts");
+
+	/* ---- firewall ---- */
+	tap_ok(!tool("firewall sa-test/B deny 81"), "firewall B deny 81");
+	tap_ok(try_bind("B", AF_INET, TCP, "127.0.0.1", 81, NULL) == EPERM,
+	       "bind to :81 in B: EPERM");
+	tap_ok(try_bind("B", AF_INET6, UDP, "::1", 81, NULL) == EPERM,
+	       "bind to [::1]:81 (UDP) in B: EPERM");
+	tap_ok(try_bind(NULL, AF_INET, TCP, "127.0.0.1", 81, NULL) == 0,
+	       "bind to :81 outside the cgroups: allowed");
+	tap_ok(try_bind("C", AF_INET, TCP, "127.0.0.1", 81, NULL) == 0,
+	       "bind to :81 in C (no firewall): allowed");
+	err = tool("firewall sa-test/B allow 81");
+	tap_ok(err == 1 && out_has("conflicting"), "allow 81 on top of deny 81: 'conflicting rules'");
+
+	tap_ok(!tool("firewall sa-test/B rewrite 80 8080"), "firewall B rewrite 80 8080");
+	s = server("B", AF_INET, TCP, "127.0.0.1", 80, "B80");
+	tap_ok(!s.err && s.port == 8080, "bind to :80 in B lands on %d (getsockname)", s.port);
+	r = client(NULL, AF_INET, TCP, "127.0.0.1", 8080);
+	tap_ok(!r.err && !strcmp(r.tag, "B80"), "a client reaches it on 8080 (said '%s')", r.tag);
+	tap_ok(listed("B", "tcp", "127.0.0.1:8080"), "list: published at the rewritten port 8080");
+	server_stop(&s);
+	try_bind("B", AF_INET6, TCP, "::1", 80, &landed);
+	tap_ok(landed == 8080, "IPv6: bind to [::1]:80 in B lands on %d", landed);
+	err = tool("firewall sa-test/B deny 8080");
+	tap_ok(err == 1 && out_has("conflicting"), "deny of a rewrite target: 'conflicting rules'");
+	err = tool("firewall sa-test/B ephemeral 8000-9000");
+	tap_ok(err == 1 && out_has("conflicting"),
+	       "a refused range over a rewrite target: 'conflicting rules'");
+
+	tap_ok(!tool("firewall sa-test/B ephemeral 32768-60999"), "firewall B ephemeral 32768-60999");
+	tap_ok(try_bind("B", AF_INET, UDP, "127.0.0.1", 0, &landed) == EPERM,
+	       "bind to port 0 in B: the kernel's pick is refused at post-bind (EPERM)");
+	tap_ok(try_bind("B", AF_INET, TCP, "127.0.0.1", 5000, &landed) == 0 && landed == 5000,
+	       "bind to 5000 in B (outside the range): allowed");
+	tap_ok(try_bind(NULL, AF_INET, UDP, "127.0.0.1", 0, NULL) == 0,
+	       "bind to port 0 outside the cgroups: allowed");
+	tool("firewall sa-test/B ephemeral off");
+
+	tap_ok(!tool("firewall sa-test/B default deny") && !tool("firewall sa-test/B allow 5001 --tcp"),
+	       "firewall B default deny, allow 5001/tcp");
+	tap_ok(try_bind("B", AF_INET, TCP, "127.0.0.1", 5001, NULL) == 0 &&
+	       try_bind("B", AF_INET, TCP, "127.0.0.1", 5002, NULL) == EPERM &&
+	       try_bind("B", AF_INET, UDP, "127.0.0.1", 5001, NULL) == EPERM,
+	       "default deny: 5001/tcp allowed, 5002/tcp and 5001/udp EPERM");
+	tool("firewall sa-test/B default allow");
+
+	tap_ok(!tool("firewall sa-test/B addr 127.0.0.1") && !tool("firewall sa-test/B addr ::1"),
+	       "firewall B addr 127.0.0.1, addr ::1");
+	tap_ok(try_bind("B", AF_INET, TCP, "127.0.0.1", 5003, NULL) == 0 &&
+	       try_bind("B", AF_INET, TCP, "127.0.0.2", 5003, NULL) == EPERM &&
+	       try_bind("B", AF_INET, TCP, "0.0.0.0", 5003, NULL) == EPERM &&
+	       try_bind("B", AF_INET6, TCP, "::1", 5003, NULL) == 0,
+	       "address list: 127.0.0.1 and ::1 allowed, 127.0.0.2 and 0.0.0.0 EPERM");
+	tool("firewall sa-test/B addr-any");
+	tap_ok(try_bind("B", AF_INET, TCP, "127.0.0.2", 5003, NULL) == 0, "addr-any: 127.0.0.2 allowed again");
+
+	tool("firewall sa-test/B show");
+	tap_ok(out_has("deny    tcp+udp port 81") && out_has("rewrite tcp+udp port 80 -> 8080") &&
+	       out_has("denied"), "firewall show lists the rules and counters");
+
+	/* Changes went through maps: the same programs are attached. */
+	status_ids(ids_after, sizeof(ids_after));
+	tap_ok(ids_before[0] && !strcmp(ids_before, ids_after),
+	       "every change above went through maps: program ids unchanged");
+
+	/* ---- foreground attach: exit detaches ---- */
+	{
+		pid_t fg = fork();
+
+		if (fg == 0) {
+			int devnull = open("/dev/null", O_WRONLY);
+
+			dup2(devnull, 1);
+			execl(tool_path, "sockaddr", "attach", "sa-test/D", "--route",
+			      "--foreground", (char *)NULL);
+			_exit(127);
+		}
+		for (i = 0; i < 200; i++) {
+			tool("status");
+			if (out_has("/sa-test/D"))
+				break;
+			usleep(50000);
+		}
+		r = client("D", AF_INET, TCP, "127.0.0.1", 7000);
+		tap_ok(!r.err && !strcmp(r.tag, "B1"),
+		       "--foreground attach of D: D is routed to B (said '%s')", r.tag);
+		kill(fg, SIGTERM);
+		waitpid(fg, NULL, 0);
+		r = client("D", AF_INET, TCP, "127.0.0.1", 7000);
+		tool("status");
+		tap_ok(r.err == ECONNREFUSED && !out_has("/sa-test/D"),
+		       "after SIGTERM to it: D is not routed any more and status forgot it");
+	}
+
+	/* ---- detach ---- */
+	tap_ok(!tool("detach sa-test/A"), "detach A");
+	r = client("A", AF_INET, TCP, "127.0.0.1", 7000);
+	tap_ok(r.err == ECONNREFUSED, "after detach, A's connect to 127.0.0.1:7000 is not routed");
+	r = client("A", AF_INET, TCP, "127.0.0.1", b1.port);
+	tap_ok(!r.err && !strcmp(r.tag, "B1"), "... and A still reaches B's real address");
+	tap_ok(!tool("detach --all"), "detach --all");
+	tap_ok(try_bind("B", AF_INET, TCP, "127.0.0.1", 81, NULL) == 0,
+	       "after detach, bind to :81 in B is allowed");
+	try_bind("B", AF_INET, TCP, "127.0.0.1", 80, &landed);
+	tap_ok(landed == 80, "after detach, bind to :80 in B lands on %d", landed);
+	tool("status");
+	tap_ok(out_has("nothing attached") && access("/sys/fs/bpf/sockaddr", F_OK),
+	       "status: nothing attached, state directory removed");
+
+	for (i = 0; i < n_servers; i++)
+		if (servers[i] > 0) {
+			kill(servers[i], SIGKILL);
+			waitpid(servers[i], NULL, 0);
+		}
+	rmdir(CG "/A");
+	rmdir(CG "/B");
+	rmdir(CG "/C");
+	rmdir(CG "/D");
+	rmdir(CG);
+	return tap_done();
+}
