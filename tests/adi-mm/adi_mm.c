@@ -31,13 +31,14 @@
 
 #define PG 4096UL
 
-static long counter(const char *name)
+/* The number in a sysfs/debugfs file @dir/@name, or -1. */
+static long read_number(const char *dir, const char *name)
 {
 	char path[128];
 	long v = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/adi/%s", name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "r");
 	if (f) {
 		if (fscanf(f, "%ld", &v) != 1)
@@ -45,6 +46,11 @@ static long counter(const char *name)
 		fclose(f);
 	}
 	return v;
+}
+
+static long counter(const char *name)
+{
+	return read_number("/sys/kernel/debug/adi", name);
 }
 
 /* Block b of a region gets version 1 + b % 14, data derived from b. */
@@ -337,18 +343,7 @@ static void test_hugetlb(void)
 
 static long ksm_value(const char *name)
 {
-	char path[128];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
+	return read_number("/sys/kernel/mm/ksm", name);
 }
 
 static void ksm_write(const char *name, const char *value)
