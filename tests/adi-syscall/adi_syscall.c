@@ -16,6 +16,7 @@
 #include <linux/loop.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -376,6 +377,165 @@ static void test_zero_fill(void)
 	close(fd);
 }
 
+static long futex(void *uaddr, int op, int val, const struct timespec *ts);
+
+static void test_get_put_user(void)
+{
+	int *sig = good(0), *type = good(64);
+	socklen_t *len = good(128);
+	long ret;
+	int sv[2];
+
+	/* prctl(PR_GET_PDEATHSIG) stores with put_user(). */
+	*sig = -1;
+	tap_ok(prctl(PR_SET_PDEATHSIG, SIGUSR1) == 0 && prctl(PR_GET_PDEATHSIG, sig) == 0 &&
+	       *sig == SIGUSR1, "put_user: PR_GET_PDEATHSIG into a versioned int");
+	arena_snapshot();
+	ret = prctl(PR_GET_PDEATHSIG, adi_make_ptr(sig, WRONG));
+	tap_ok(efault(ret) && arena_unchanged(), "put_user: mismatching version: EFAULT (ret %ld)", ret);
+	ret = prctl(PR_GET_PDEATHSIG, straddling(2));
+	tap_ok(efault(ret) && fence_unchanged(),
+	       "put_user: int straddling into another version: EFAULT (ret %ld)", ret);
+
+	/* getsockopt() reads and writes optlen with get_user()/put_user(). */
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		exit(1);
+	*len = sizeof(int);
+	*type = 0;
+	tap_ok(getsockopt(sv[0], SOL_SOCKET, SO_TYPE, type, len) == 0 && *type == SOCK_STREAM &&
+	       *len == sizeof(int), "get_user/put_user: getsockopt with versioned optval and optlen");
+	ret = getsockopt(sv[0], SOL_SOCKET, SO_TYPE, type, adi_make_ptr(len, WRONG));
+	tap_ok(efault(ret), "get_user: getsockopt with a mismatching optlen: EFAULT (ret %ld)", ret);
+}
+
+/* Is the page at @p mapped by a present PTE?  (pagemap bit 63) */
+static int page_present(const void *p)
+{
+	uint64_t entry = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0 || pread(fd, &entry, sizeof(entry),
+			    (off_t)((uintptr_t)p / 4096 * sizeof(entry))) != sizeof(entry))
+		entry = 1ULL << 63;
+	if (fd >= 0)
+		close(fd);
+	return !!(entry >> 63);
+}
+
+/*
+ * A buffer whose page is swapped out: the kernel's check faults it in
+ * (and its versions back) when it may sleep, and in atomic context (the
+ * futex word read with page faults disabled) it fails like a page fault
+ * so that the caller faults the page in and retries.
+ */
+static void test_swapped_out(void)
+{
+	struct timespec ts = { .tv_sec = 1 };
+	char data[256], out[256];
+	long ret, m0;
+	int p[2], i;
+
+	if (pipe(p))
+		exit(1);
+	fill_pattern(data, sizeof(data), 8);
+	memcpy(buf_raw(), data, sizeof(data));
+	for (i = 0; i < 100 && page_present(buf_raw()); i++) {
+		madvise(arena, 4096, MADV_PAGEOUT);
+		usleep(10000);
+	}
+	if (page_present(buf_raw())) {
+		tap_skip("the page did not leave memory (no swap?)", "swapped-out buffer");
+		return;
+	}
+	tap_ok(write(p[1], good(0), 256) == 256 && read(p[0], out, 256) == 256 &&
+	       !memcmp(out, data, 256), "swapped out: write() from a versioned buffer");
+	madvise(arena, 4096, MADV_PAGEOUT);
+	m0 = mismatches();
+	ret = write(p[1], wrong(0), 256);
+	tap_ok(efault(ret) && mismatches() > m0,
+	       "swapped out: mismatching version still found: EFAULT (ret %ld)", ret);
+	*(int *)good(0) = 0;
+	for (i = 0; i < 100 && page_present(buf_raw()); i++) {
+		madvise(arena, 4096, MADV_PAGEOUT);
+		usleep(10000);
+	}
+	ret = futex(good(0), FUTEX_WAIT_PRIVATE, 1, &ts);
+	tap_ok(ret == -1 && errno == EAGAIN,
+	       "swapped out: futex WAIT reads the word (atomic read, fault-in, retry)");
+	tap_ok(adi_get_version(buf_raw()) == GOOD && adi_get_version(arena) == FENCE,
+	       "swapped out: versions came back with the page");
+}
+
+#ifndef PR_ADI_SET_SYSCALL_SIGNAL
+#define PR_ADI_SET_SYSCALL_SIGNAL	0x41444909
+#define PR_ADI_GET_SYSCALL_SIGNAL	0x4144490a
+#endif
+
+/* Opt-in SIGSEGV after a system call met a mismatch. */
+static void test_syscall_signal(void)
+{
+	volatile long ret = 0;
+	unsigned char *ip;
+	int p[2], status;
+	pid_t pid;
+
+	if (pipe(p))
+		exit(1);
+	tap_ok(prctl(PR_ADI_GET_SYSCALL_SIGNAL, 0, 0, 0, 0) == 0, "syscall signal: off by default");
+	tap_ok(prctl(PR_ADI_SET_SYSCALL_SIGNAL, 2, 0, 0, 0) == -1 && errno == EINVAL &&
+	       prctl(PR_ADI_SET_SYSCALL_SIGNAL, 1, 1, 0, 0) == -1 && errno == EINVAL &&
+	       prctl(PR_ADI_GET_SYSCALL_SIGNAL, 1, 0, 0, 0) == -1 && errno == EINVAL,
+	       "syscall signal: bad arguments: EINVAL");
+	tap_ok(prctl(PR_ADI_SET_SYSCALL_SIGNAL, 1, 0, 0, 0) == 0 &&
+	       prctl(PR_ADI_GET_SYSCALL_SIGNAL, 0, 0, 0, 0) == 1, "syscall signal: switched on");
+
+	ret = write(p[1], "0123456789", 10);
+	tap_ok(TRY(ret = read(p[0], wrong(0), 10)) == SIGSEGV && caught.code == SEGV_ADIPERR &&
+	       caught.addr == wrong(0),
+	       "syscall signal: read() into a mismatching buffer: SIGSEGV, SEGV_ADIPERR, the versioned address (%p)",
+	       caught.addr);
+	ip = (unsigned char *)caught.rip;
+	tap_ok(caught.signo && ip[-2] == 0x0f && ip[-1] == 0x05,
+	       "syscall signal: delivered after the syscall instruction");
+	tap_ok(TRY(ret = write(p[1], straddling(64), 128)) == SIGSEGV &&
+	       caught.addr == adi_make_ptr(arena + BUF_OFF + BUF_LEN, GOOD),
+	       "syscall signal: write() straddling: the first mismatching block (%p)", caught.addr);
+	tap_ok(TRY(ret = read(p[0], good(0), 64)) == 0 && ret == 64,
+	       "syscall signal: a matching call raises nothing");
+
+	pid = fork();
+	if (pid == 0)
+		_exit(prctl(PR_ADI_GET_SYSCALL_SIGNAL, 0, 0, 0, 0) != 1);
+	waitpid(pid, &status, 0);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "syscall signal: fork() inherits it");
+	pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", "exit 0", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	tap_ok(prctl(PR_ADI_SET_SYSCALL_SIGNAL, 0, 0, 0, 0) == 0 &&
+	       TRY(ret = read(p[0], wrong(0), 10)) == 0 && ret == -1,
+	       "syscall signal: switched off, EFAULT only");
+}
+
+/* The counters of the program's own checks. */
+static void test_counters(void)
+{
+	long c0 = read_number("/sys/kernel/debug/adi/checks");
+	long m0 = read_number("/sys/kernel/debug/adi/mismatches");
+	volatile char *g = good(0), *w = wrong(0);
+	char c;
+
+	c = g[1];
+	tap_ok(read_number("/sys/kernel/debug/adi/checks") > c0 &&
+	       read_number("/sys/kernel/debug/adi/mismatches") == m0,
+	       "counters: a matching load is counted in checks, not in mismatches");
+	tap_ok(TRY(c = w[1]) == SIGSEGV && read_number("/sys/kernel/debug/adi/mismatches") > m0,
+	       "counters: a mismatching load is counted in mismatches");
+	(void)c;
+}
+
 /* ---- futex ---------------------------------------------------------------- */
 
 static long futex(void *uaddr, int op, int val, const struct timespec *ts)
@@ -617,6 +777,10 @@ int main(void)
 	tap_group("getcwd/uname/strings", test_getcwd_uname_strings);
 	tap_group("zero fill", test_zero_fill);
 	tap_group("futex", test_futex);
+	tap_group("get_user/put_user", test_get_put_user);
+	tap_group("swapped-out buffer", test_swapped_out);
+	tap_group("syscall signal", test_syscall_signal);
+	tap_group("counters", test_counters);
 	tap_group("O_DIRECT", test_odirect);
 	tap_group("vmsplice", test_vmsplice);
 	tap_group("process_vm", test_process_vm);
