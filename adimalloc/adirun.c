@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * adirun: run a program under libadimalloc.so (the copy next to this
+ * executable), with options on the command line instead of in the
+ * environment, and a clear message when it cannot work.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#ifndef AT_ADI_BLKSZ
+#define AT_ADI_BLKSZ 48
+#endif
+
+static const char usage[] =
+"Usage: adirun [OPTION...] [--] PROGRAM [ARG...]\n"
+"Run PROGRAM with libadimalloc.so preloaded: every heap allocation gets\n"
+"an ADI version of its own, so a heap overflow, underflow or use after free\n"
+"traps at the faulting access and is reported (AddressSanitizer-style) on\n"
+"stderr; double and invalid frees are reported too.  Needs a kernel with\n"
+"x86 ADI (the lk417 series); only programs using the C library's malloc\n"
+"(dynamically linked) are covered.\n"
+"\n"
+"  --full            version every allocation (default; slow: every heap\n"
+"                    access through a versioned pointer costs a trap)\n"
+"  --sample N        version one allocation in N at random; the others are\n"
+"                    glibc's and cost nothing\n"
+"  --continue        after a report, let the access happen and go on\n"
+"                    (halt_on_error=0)\n"
+"  --stats           print peak requested vs peak mapped memory at exit\n"
+"  --options STR     more library options, e.g. quarantine=4m,stack=8\n"
+"  --help            this text\n"
+"\n"
+"Options are passed to the library in ADIMALLOC_OPTIONS (appended to any\n"
+"value already there): mode=full|sample, sample=N, quarantine=SIZE[k|m|g],\n"
+"halt_on_error=0|1, abort_on_error=0|1, exitcode=1..255, stack=0..16,\n"
+"stats=0|1, syscall_signal=0|1, seed=N, verbose=0|1.  An unknown option or\n"
+"bad value stops the program with a message (exit status 2).\n"
+"\n"
+"Exit status: PROGRAM's own; 86 (or exitcode=N) after a report; 2 for a\n"
+"usage error, a bad option or a kernel without ADI; 127 if PROGRAM cannot\n"
+"be run.  See adimalloc/README.md.\n";
+
+static void __attribute__((noreturn)) fail(const char *msg)
+{
+	fprintf(stderr, "adirun: %s\n", msg);
+	exit(2);
+}
+
+static void add_option(char *buf, size_t len, const char *opt)
+{
+	if (strlen(buf) + strlen(opt) + 2 > len)
+		fail("options too long");
+	if (*buf)
+		strcat(buf, ",");
+	strcat(buf, opt);
+}
+
+int main(int argc, char **argv)
+{
+	char opts[4096] = "", lib[PATH_MAX + 32], self[PATH_MAX], tmp[64], *slash;
+	const char *old = getenv("ADIMALLOC_OPTIONS"), *pre;
+	char *preload;
+	ssize_t n;
+	int i;
+
+	if (old && strlen(old) < sizeof(opts))
+		strcpy(opts, old);
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--full")) {
+			add_option(opts, sizeof(opts), "mode=full");
+		} else if (!strcmp(argv[i], "--sample") && i + 1 < argc) {
+			char *end;
+			unsigned long v = strtoul(argv[++i], &end, 10);
+
+			if (!*argv[i] || *end || v < 1)
+				fail("--sample needs a positive number");
+			snprintf(tmp, sizeof(tmp), "sample=%lu", v);
+			add_option(opts, sizeof(opts), tmp);
+		} else if (!strcmp(argv[i], "--continue")) {
+			add_option(opts, sizeof(opts), "halt_on_error=0");
+		} else if (!strcmp(argv[i], "--stats")) {
+			add_option(opts, sizeof(opts), "stats=1");
+		} else if (!strcmp(argv[i], "--options") && i + 1 < argc) {
+			add_option(opts, sizeof(opts), argv[++i]);
+		} else {
+			fprintf(stderr, "adirun: unknown option '%s' (see adirun --help)\n",
+				argv[i]);
+			return 2;
+		}
+	}
+	if (i >= argc) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	/* ADIMALLOC_TEST_NO_ADI: pretend, so the test suite can check this
+	 * message on a kernel that has ADI. */
+	if (!getauxval(AT_ADI_BLKSZ) || getenv("ADIMALLOC_TEST_NO_ADI"))
+		fail("this kernel has no ADI (no AT_ADI_BLKSZ in the aux vector: "
+		     "not an lk417 kernel with CONFIG_X86_ADI, or booted with adi=off); "
+		     "adimalloc cannot check anything here");
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		fail("cannot find my own executable (/proc/self/exe)");
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	*slash = 0;
+	snprintf(lib, sizeof(lib), "%s/libadimalloc.so", self);
+	if (access(lib, R_OK)) {
+		fprintf(stderr, "adirun: %s: %s (it must be next to adirun)\n", lib,
+			strerror(errno));
+		return 2;
+	}
+	pre = getenv("LD_PRELOAD");
+	if (pre && *pre) {
+		preload = malloc(strlen(lib) + strlen(pre) + 2);
+		if (!preload)
+			fail("out of memory");
+		sprintf(preload, "%s:%s", lib, pre);
+	} else {
+		preload = lib;
+	}
+	if (setenv("LD_PRELOAD", preload, 1) || setenv("ADIMALLOC_OPTIONS", opts, 1))
+		fail("cannot set the environment");
+	execvp(argv[i], argv + i);
+	fprintf(stderr, "adirun: cannot run %s: %s\n", argv[i], strerror(errno));
+	return 127;
+}

@@ -1,0 +1,672 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The versioned heap: slabs of one size class in a reserved PROT_ADI region,
+ * a mapping per large allocation, a bounded quarantine of freed memory.
+ *
+ * Version rules (the reason this file exists):
+ *  - an allocation's blocks get a version that differs from the blocks just
+ *    before and after its slot, and from the version its slot had last, so
+ *    an overflow into a neighbour and a stale pointer both mismatch;
+ *  - slot blocks that the allocation does not cover (alignment padding) get
+ *    a "pad" version that differs from the allocation and the neighbours;
+ *  - a freed slot is re-versioned to something else right away;
+ *  - versions 0 and 15 (match-all) are never used, and a new slab is
+ *    versioned all over at once so no slot ever has version 0.
+ * All versions are drawn at random among the allowed ones, so that a stale
+ * pointer to reused memory has about one chance in 11 of matching again.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef PROT_ADI
+#define PROT_ADI 0x10
+#endif
+#define PR_SET_VER	0x41444901
+
+#define REGION_SIZE	(1UL << 36)	/* 64 GiB of address space, reserved */
+#define NSLABS		(REGION_SIZE / AM_SLAB_SIZE)
+#define LARGE_BUCKETS	4096
+#define QUAR_MAX	65536		/* entries, on top of the byte bound */
+
+/* Size classes in 64-byte blocks: exact up to 1 KiB, then 4 per doubling. */
+static const uint16_t class_blocks[] = {
+	1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+	20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256,
+};
+#define NCLASSES (sizeof(class_blocks) / sizeof(class_blocks[0]))
+
+struct slot {
+	uint32_t size;
+	uint16_t off;			/* user pointer - slot start */
+	uint8_t state;
+	uint8_t version;		/* of the (last) allocation; 0: never */
+	uint8_t pad;			/* version of uncovered blocks, 0: none */
+	uint8_t fversion;		/* version of the whole slot while free */
+	uint32_t alloc_stack, free_stack;
+	pid_t alloc_tid, free_tid;
+	uint32_t next_free;
+};
+
+struct slab {
+	uintptr_t base;
+	uint32_t cls, slot_size, nslots, fresh, free_head, nfree;
+	uint8_t tail_version;		/* blocks after the last slot */
+	struct slab *next_partial;
+	bool in_partial;
+	struct slot slots[];
+};
+
+struct large {
+	uintptr_t map, start;
+	size_t map_len, size;
+	uint8_t state, version, fence;
+	uint32_t alloc_stack, free_stack;
+	pid_t alloc_tid, free_tid;
+	struct large *next;		/* bucket chain, or free list */
+};
+
+struct qentry {
+	struct slab *slab;		/* NULL: large */
+	union {
+		uint32_t idx;
+		struct large *lg;
+	};
+	size_t bytes;
+};
+
+static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t region;
+static struct slab **slab_tab;
+static size_t slabs_used;
+static struct slab *partial[NCLASSES];
+static struct large *buckets[LARGE_BUCKETS];
+static struct large *large_free;
+static struct qentry *quar;
+static size_t qhead, qcount, qbytes;
+static size_t mapped, peak_mapped, requested, peak_requested;
+static uint64_t rng_state;
+
+void am_heap_lock(void) { pthread_mutex_lock(&heap_lock); }
+void am_heap_unlock(void) { pthread_mutex_unlock(&heap_lock); }
+
+void am_heap_atfork_child(void)
+{
+	/* The child has one thread: whoever held the lock is gone. */
+	pthread_mutex_init(&heap_lock, NULL);
+}
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* A version from 1..14 that is none of the (up to four) excluded ones. */
+static unsigned int pick_version(unsigned int a, unsigned int b,
+				 unsigned int c, unsigned int d)
+{
+	unsigned int cand[14], n = 0;
+
+	for (unsigned int v = 1; v <= 14; v++)
+		if (v != a && v != b && v != c && v != d)
+			cand[n++] = v;
+	return cand[rng() % n];
+}
+
+int am_set_version(uintptr_t addr, size_t len, unsigned int v)
+{
+	if (!len)
+		return 0;
+	return prctl(PR_SET_VER, addr, len, v, 0);
+}
+
+static void account_mapped(long delta)
+{
+	mapped += (size_t)delta;
+	if (mapped > peak_mapped)
+		peak_mapped = mapped;
+}
+
+static void account_requested(long delta)
+{
+	requested += (size_t)delta;
+	if (requested > peak_requested)
+		peak_requested = requested;
+}
+
+/* Internal metadata: bump allocation from plain (unversioned) mappings. */
+void *am_meta_alloc(size_t size)
+{
+	static char *cur;
+	static size_t left;
+	void *p;
+
+	size = am_round_up(size, 16);
+	if (size > left) {
+		size_t chunk = size > (1UL << 20) ? am_round_up(size, 4096) : 1UL << 20;
+
+		cur = mmap(NULL, chunk, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (cur == MAP_FAILED) {
+			cur = NULL;
+			left = 0;
+			return NULL;
+		}
+		left = chunk;
+		account_mapped((long)chunk);
+	}
+	p = cur;
+	cur += size;
+	left -= size;
+	return p;
+}
+
+void am_heap_init(void)
+{
+	void *r = mmap(NULL, REGION_SIZE, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (r == MAP_FAILED) {
+		am_printf("adimalloc: cannot reserve the heap region: %s\n",
+			  strerror(errno));
+		_exit(AM_CONFIG_EXIT);
+	}
+	region = (uintptr_t)r;
+	slab_tab = mmap(NULL, NSLABS * sizeof(*slab_tab), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	quar = mmap(NULL, QUAR_MAX * sizeof(*quar), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (slab_tab == MAP_FAILED || quar == MAP_FAILED) {
+		am_printf("adimalloc: out of memory at start-up\n");
+		_exit(AM_CONFIG_EXIT);
+	}
+	/*
+	 * The first 64 KiB of the region are a guard: versioned but never
+	 * handed out, so an underflow from the first slab hits a mismatching
+	 * block instead of whatever mapping the kernel put just below us.
+	 */
+	{
+		static struct slab guard;
+
+		if (mprotect(r, AM_SLAB_SIZE, PROT_READ | PROT_WRITE | PROT_ADI) ||
+		    am_set_version(region, AM_SLAB_SIZE, 7)) {
+			am_printf("adimalloc: cannot version the heap region: %s\n",
+				  strerror(errno));
+			_exit(AM_CONFIG_EXIT);
+		}
+		guard.base = region;
+		guard.slot_size = AM_SLAB_SIZE;
+		guard.tail_version = 7;
+		slab_tab[0] = &guard;
+		slabs_used = 1;
+		account_mapped(AM_SLAB_SIZE);
+	}
+	rng_state = am_opt.seed ? am_opt.seed : ((uint64_t)getpid() << 32) ^ (uintptr_t)r ^ 0x9e3779b97f4a7c15ULL;
+	if (!rng_state)
+		rng_state = 1;
+}
+
+static struct slab *slab_of(uintptr_t a)
+{
+	if (a < region || a >= region + REGION_SIZE)
+		return NULL;
+	return slab_tab[(a - region) / AM_SLAB_SIZE];
+}
+
+/* The memory version of the block holding @a, from our bookkeeping; 0 if
+ * it is not ours (nothing to avoid). */
+static unsigned int block_version(uintptr_t a)
+{
+	struct slab *s = slab_of(a);
+	struct slot *sl;
+	uintptr_t start, u0, u1;
+	uint32_t idx;
+
+	if (!s)
+		return 0;
+	idx = (uint32_t)((a - s->base) / s->slot_size);
+	if (idx >= s->nslots)
+		return s->tail_version;	/* never handed out, keeps its version */
+	sl = &s->slots[idx];
+	if (sl->state != AM_LIVE)
+		return sl->fversion;
+	start = s->base + (uintptr_t)idx * s->slot_size;
+	u0 = am_round_down(start + sl->off, AM_BLOCK);
+	u1 = am_round_up(start + sl->off + (sl->size ? sl->size : 1), AM_BLOCK);
+	return (a >= u0 && a < u1) ? sl->version : sl->pad;
+}
+
+static int size_class(size_t blocks)
+{
+	for (unsigned int i = 0; i < NCLASSES; i++)
+		if (class_blocks[i] >= blocks)
+			return (int)i;
+	return -1;
+}
+
+static struct slab *new_slab(int cls)
+{
+	uint32_t slot_size = class_blocks[cls] * AM_BLOCK;
+	uint32_t nslots = AM_SLAB_SIZE / slot_size;
+	uintptr_t base;
+	struct slab *s;
+	unsigned int w;
+
+	if (slabs_used >= NSLABS)
+		return NULL;
+	s = am_meta_alloc(sizeof(*s) + nslots * sizeof(struct slot));
+	if (!s)
+		return NULL;
+	base = region + slabs_used * AM_SLAB_SIZE;
+	if (mprotect((void *)base, AM_SLAB_SIZE, PROT_READ | PROT_WRITE | PROT_ADI))
+		return NULL;
+	/* No block may keep version 0 (match-all): version the slab at once,
+	 * differently from the last block of the slab before it. */
+	w = pick_version(block_version(base - 1), 0, 0, 0);
+	if (am_set_version(base, AM_SLAB_SIZE, w))
+		return NULL;
+	slabs_used++;
+	account_mapped(AM_SLAB_SIZE);
+	s->base = base;
+	s->cls = (uint32_t)cls;
+	s->slot_size = slot_size;
+	s->nslots = nslots;
+	s->nfree = nslots;
+	s->free_head = UINT32_MAX;
+	s->tail_version = (uint8_t)w;
+	for (uint32_t i = 0; i < nslots; i++)
+		s->slots[i].fversion = (uint8_t)w;
+	slab_tab[(base - region) / AM_SLAB_SIZE] = s;
+	return s;
+}
+
+static void *alloc_small(size_t size, size_t align, int cls, uint32_t stack,
+			 pid_t tid)
+{
+	struct slab *s = partial[cls];
+	struct slot *sl;
+	uintptr_t start, end, p, u0, u1;
+	unsigned int left, right, v, pad = 0;
+	uint32_t idx;
+
+	if (!s) {
+		s = new_slab(cls);
+		if (!s)
+			return NULL;
+		partial[cls] = s;
+		s->in_partial = true;
+	}
+	if (s->free_head != UINT32_MAX) {
+		idx = s->free_head;
+		s->free_head = s->slots[idx].next_free;
+	} else {
+		idx = s->fresh++;
+	}
+	if (--s->nfree == 0) {
+		partial[cls] = s->next_partial;
+		s->in_partial = false;
+	}
+	sl = &s->slots[idx];
+	start = s->base + (uintptr_t)idx * s->slot_size;
+	end = start + s->slot_size;
+	/* Small allocations end where their slot ends, so that even a one-byte
+	 * overflow (of a size that is a multiple of 16) reaches the neighbour;
+	 * over-aligned ones (at most 64 here) start at the slot instead. */
+	if (align <= 16)
+		p = end - am_round_up(size ? size : 1, 16);
+	else
+		p = start;
+	u0 = am_round_down(p, AM_BLOCK);
+	u1 = am_round_up(p + (size ? size : 1), AM_BLOCK);
+	left = block_version(start - 1);
+	right = block_version(end);
+	v = pick_version(left, right, sl->version, 0);
+	if (u0 > start || u1 < end) {
+		pad = pick_version(left, right, v, 0);
+		am_set_version(start, s->slot_size, pad);
+	}
+	if (am_set_version(u0, u1 - u0, v))
+		return NULL;
+	sl->size = (uint32_t)size;
+	sl->off = (uint16_t)(p - start);
+	sl->state = AM_LIVE;
+	sl->version = (uint8_t)v;
+	sl->pad = (uint8_t)pad;
+	sl->alloc_stack = stack;
+	sl->alloc_tid = tid;
+	sl->free_stack = 0;
+	sl->free_tid = 0;
+	account_requested((long)size);
+	return am_tag(p, v);
+}
+
+static struct large *large_containing(uintptr_t a);
+
+static struct large **bucket(uintptr_t start)
+{
+	return &buckets[(start >> 12) % LARGE_BUCKETS];
+}
+
+static void *alloc_large(size_t size, size_t align, uint32_t stack, pid_t tid)
+{
+	size_t body = am_round_up(size ? size : 1, 16);
+	size_t map_len;
+	uintptr_t map, p, u0, u1;
+	struct large *lg;
+	unsigned int v, f;
+	void *m;
+
+	if (align < 16)
+		align = 16;
+	if (body > (1UL << 46) || align > (1UL << 30))
+		return NULL;
+	/* One fence block on each side at least, plus room to align. */
+	map_len = am_round_up(body + align + 2 * AM_BLOCK, 4096);
+	m = mmap(NULL, map_len, PROT_READ | PROT_WRITE | PROT_ADI,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	map = (uintptr_t)m;
+	p = am_round_down(map + map_len - AM_BLOCK - body, align);
+	u0 = am_round_down(p, AM_BLOCK);
+	u1 = am_round_up(p + (size ? size : 1), AM_BLOCK);
+	v = pick_version(0, 0, 0, 0);
+	f = pick_version(v, 0, 0, 0);
+	if (am_set_version(map, u0 - map, f) || am_set_version(u0, u1 - u0, v) ||
+	    am_set_version(u1, map + map_len - u1, f)) {
+		munmap(m, map_len);
+		return NULL;
+	}
+	lg = large_free;
+	if (lg)
+		large_free = lg->next;
+	else
+		lg = am_meta_alloc(sizeof(*lg));
+	if (!lg) {
+		munmap(m, map_len);
+		return NULL;
+	}
+	memset(lg, 0, sizeof(*lg));
+	lg->map = map;
+	lg->map_len = map_len;
+	lg->start = p;
+	lg->size = size;
+	lg->state = AM_LIVE;
+	lg->version = (uint8_t)v;
+	lg->fence = (uint8_t)f;
+	lg->alloc_stack = stack;
+	lg->alloc_tid = tid;
+	lg->next = *bucket(p);
+	*bucket(p) = lg;
+	account_mapped((long)map_len);
+	account_requested((long)size);
+	return am_tag(p, v);
+}
+
+void *am_heap_alloc(size_t size, size_t align, uint32_t stack, pid_t tid)
+{
+	size_t need = am_round_up(size ? size : 1, 16);
+	int cls;
+
+	if (size > AM_SMALL_MAX || align > AM_BLOCK)
+		return alloc_large(size, align, stack, tid);
+	cls = size_class(am_round_up(need, AM_BLOCK) / AM_BLOCK);
+	if (cls < 0)
+		return alloc_large(size, align, stack, tid);
+	return alloc_small(size, align, cls, stack, tid);
+}
+
+bool am_heap_owns(uintptr_t a)
+{
+	return slab_of(a) || large_containing(a);
+}
+
+static void slot_chunk(struct slab *s, uint32_t idx, struct am_chunk *c)
+{
+	struct slot *sl = &s->slots[idx];
+
+	c->start = s->base + (uintptr_t)idx * s->slot_size + sl->off;
+	c->size = sl->size;
+	c->version = sl->version;
+	c->state = sl->state;
+	c->alloc_stack = sl->alloc_stack;
+	c->free_stack = sl->free_stack;
+	c->alloc_tid = sl->alloc_tid;
+	c->free_tid = sl->free_tid;
+	c->large = false;
+}
+
+static void large_chunk(struct large *lg, struct am_chunk *c)
+{
+	c->start = lg->start;
+	c->size = lg->size;
+	c->version = lg->version;
+	c->state = lg->state;
+	c->alloc_stack = lg->alloc_stack;
+	c->free_stack = lg->free_stack;
+	c->alloc_tid = lg->alloc_tid;
+	c->free_tid = lg->free_tid;
+	c->large = true;
+}
+
+static struct large *large_exact(uintptr_t p)
+{
+	for (struct large *lg = *bucket(p); lg; lg = lg->next)
+		if (lg->start == p)
+			return lg;
+	return NULL;
+}
+
+static struct large *large_containing(uintptr_t a)
+{
+	for (size_t i = 0; i < LARGE_BUCKETS; i++)
+		for (struct large *lg = buckets[i]; lg; lg = lg->next)
+			if (a >= lg->map && a < lg->map + lg->map_len)
+				return lg;
+	return NULL;
+}
+
+bool am_heap_find_exact(uintptr_t p, struct am_chunk *c)
+{
+	struct slab *s = slab_of(p);
+	struct large *lg;
+
+	if (s) {
+		uint32_t idx = (uint32_t)((p - s->base) / s->slot_size);
+
+		if (idx >= s->fresh)
+			return false;
+		slot_chunk(s, idx, c);
+		return c->start == p && c->version;
+	}
+	lg = large_exact(p);
+	if (!lg)
+		return false;
+	large_chunk(lg, c);
+	return true;
+}
+
+bool am_heap_find_containing(uintptr_t a, struct am_chunk *c)
+{
+	struct slab *s = slab_of(a);
+	struct large *lg;
+
+	if (s) {
+		uint32_t idx = (uint32_t)((a - s->base) / s->slot_size);
+
+		if (idx >= s->fresh || !s->slots[idx].version)
+			return false;
+		slot_chunk(s, idx, c);
+		return true;
+	}
+	lg = large_containing(a);
+	if (!lg)
+		return false;
+	large_chunk(lg, c);
+	return true;
+}
+
+/*
+ * The allocation a faulting access most likely meant: the nearest one, by
+ * distance from its bounds, whose pointer version is @v.  Small: look at
+ * the slots around @a (up to 16 slots each way, across slab boundaries);
+ * large: the mapping that holds @a.
+ */
+bool am_heap_find_nearest(uintptr_t a, unsigned int v, struct am_chunk *c)
+{
+	uintptr_t best = UINTPTR_MAX;
+	struct am_chunk t;
+	struct large *lg;
+	bool found = false;
+
+	if (slab_of(a)) {
+		uintptr_t lo = a > region + 16 * AM_SMALL_MAX ? a - 16 * AM_SMALL_MAX : region;
+		uintptr_t hi = a + 16 * AM_SMALL_MAX;
+
+		for (uintptr_t x = lo; x < hi; ) {
+			struct slab *s = slab_of(x);
+
+			if (!s) {
+				x = am_round_down(x, AM_SLAB_SIZE) + AM_SLAB_SIZE;
+				continue;
+			}
+			uint32_t idx = (uint32_t)((x - s->base) / s->slot_size);
+			uintptr_t next = s->base + (uintptr_t)(idx + 1) * s->slot_size;
+
+			if (idx >= s->nslots) {	/* the slab's unused tail */
+				x = s->base + AM_SLAB_SIZE;
+				continue;
+			}
+
+			if (idx < s->fresh && s->slots[idx].version == v) {
+				uintptr_t d;
+
+				slot_chunk(s, idx, &t);
+				if (a < t.start)
+					d = t.start - a;
+				else if (a >= t.start + t.size)
+					d = a - (t.start + t.size);
+				else
+					d = 0;
+				/* Prefer live allocations over freed ones at equal distance. */
+				if (d < best || (d == best && t.state == AM_LIVE)) {
+					best = d;
+					*c = t;
+					found = true;
+				}
+			}
+			x = next;
+		}
+		return found;
+	}
+	lg = large_containing(a);
+	if (lg && lg->version == v) {
+		large_chunk(lg, c);
+		return true;
+	}
+	return false;
+}
+
+static void release(struct qentry *q)
+{
+	if (q->slab) {
+		struct slab *s = q->slab;
+		struct slot *sl = &s->slots[q->idx];
+
+		sl->state = AM_FREE;
+		sl->next_free = s->free_head;
+		s->free_head = q->idx;
+		s->nfree++;
+		if (!s->in_partial) {
+			s->next_partial = partial[s->cls];
+			partial[s->cls] = s;
+			s->in_partial = true;
+		}
+	} else {
+		struct large *lg = q->lg, **pp = bucket(lg->start);
+
+		while (*pp != lg)
+			pp = &(*pp)->next;
+		*pp = lg->next;
+		munmap((void *)lg->map, lg->map_len);
+		account_mapped(-(long)lg->map_len);
+		lg->next = large_free;
+		large_free = lg;
+	}
+}
+
+static void quarantine(struct slab *s, uint32_t idx, struct large *lg, size_t bytes)
+{
+	struct qentry *q;
+
+	while (qcount && (qcount == QUAR_MAX || qbytes + bytes > am_opt.quarantine)) {
+		q = &quar[qhead];
+		release(q);
+		qbytes -= q->bytes;
+		qhead = (qhead + 1) % QUAR_MAX;
+		qcount--;
+	}
+	q = &quar[(qhead + qcount) % QUAR_MAX];
+	q->slab = s;
+	if (s)
+		q->idx = idx;
+	else
+		q->lg = lg;
+	q->bytes = bytes;
+	qbytes += bytes;
+	qcount++;
+	if (qbytes > am_opt.quarantine) {	/* larger than the whole quarantine */
+		release(q);
+		qbytes -= bytes;
+		qcount--;
+	}
+}
+
+/* @p was checked by the caller: the exact, live, right-version pointer. */
+void am_heap_free(uintptr_t p, uint32_t stack, pid_t tid)
+{
+	struct slab *s = slab_of(p);
+
+	if (s) {
+		uint32_t idx = (uint32_t)((p - s->base) / s->slot_size);
+		struct slot *sl = &s->slots[idx];
+		uintptr_t start = s->base + (uintptr_t)idx * s->slot_size;
+
+		sl->fversion = (uint8_t)pick_version(block_version(start - 1),
+						     block_version(start + s->slot_size),
+						     sl->version, 0);
+		am_set_version(start, s->slot_size, sl->fversion);
+		sl->state = AM_QUARANTINED;
+		sl->free_stack = stack;
+		sl->free_tid = tid;
+		account_requested(-(long)sl->size);
+		quarantine(s, idx, NULL, s->slot_size);
+	} else {
+		struct large *lg = large_exact(p);
+		uintptr_t u0 = am_round_down(p, AM_BLOCK);
+		uintptr_t u1 = am_round_up(p + (lg->size ? lg->size : 1), AM_BLOCK);
+
+		am_set_version(u0, u1 - u0, pick_version(lg->version, lg->fence, 0, 0));
+		lg->state = AM_QUARANTINED;
+		lg->free_stack = stack;
+		lg->free_tid = tid;
+		account_requested(-(long)lg->size);
+		quarantine(NULL, 0, lg, lg->map_len);
+	}
+}
+
+void am_heap_stats(size_t *m, size_t *pm, size_t *r, size_t *pr)
+{
+	*m = mapped;
+	*pm = peak_mapped;
+	*r = requested;
+	*pr = peak_requested;
+}

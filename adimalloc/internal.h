@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * adimalloc internals: shared between the files of libadimalloc.so.
+ *
+ * Layout: small allocations (up to AM_SMALL_MAX bytes) live in 64 KiB slabs
+ * carved from one reserved PROT_ADI region, one size class per slab, one
+ * allocation per slot; larger ones get a mapping each.  Every structure that
+ * describes the heap (slabs, slots, large records, stacks) lives outside the
+ * versioned memory and is only ever reached through untagged pointers, so
+ * the allocator itself never takes an ADI trap.
+ */
+#ifndef ADIMALLOC_INTERNAL_H
+#define ADIMALLOC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define AM_BLOCK	64UL
+#define AM_SLAB_SIZE	(64UL * 1024)
+#define AM_SMALL_MAX	(16UL * 1024)	/* largest slot; above: own mapping */
+#define AM_STACK_MAX	16
+#define AM_REPORT_EXIT	86		/* default exit status after a report */
+#define AM_CONFIG_EXIT	2		/* bad options, no ADI */
+
+#define AM_VSHIFT	60
+#define AM_VMASK	(UINT64_C(0xf) << AM_VSHIFT)
+
+static inline uintptr_t am_strip(const void *p)
+{
+	return (uintptr_t)p & ~AM_VMASK;
+}
+
+static inline unsigned int am_pver(const void *p)
+{
+	return (unsigned int)((uintptr_t)p >> AM_VSHIFT);
+}
+
+static inline void *am_tag(uintptr_t a, unsigned int v)
+{
+	return (void *)(a | ((uintptr_t)v << AM_VSHIFT));
+}
+
+static inline uintptr_t am_round_up(uintptr_t x, uintptr_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+static inline uintptr_t am_round_down(uintptr_t x, uintptr_t a)
+{
+	return x & ~(a - 1);
+}
+
+/* ---- options.c ---- */
+struct am_options {
+	unsigned long sample;		/* 1: full mode; N: one in N */
+	size_t quarantine;		/* bytes held back after free */
+	bool halt;			/* exit after the first report */
+	bool abort_on_error;		/* abort() instead of exit(exitcode) */
+	int exitcode;
+	int stack_depth;		/* frames recorded per malloc/free */
+	bool stats;			/* overhead line at exit */
+	int syscall_signal;		/* -1 auto, 0 off, 1 required */
+	unsigned long seed;		/* 0: random */
+	bool verbose;
+};
+extern struct am_options am_opt;
+/* Parse @s (ADIMALLOC_OPTIONS); on error print why and _exit(2). */
+void am_options_parse(const char *s);
+
+/* ---- heap.c: everything below is called with the heap lock held ---- */
+enum am_state { AM_FREE, AM_LIVE, AM_QUARANTINED };
+
+/* What the report code needs to know about one allocation. */
+struct am_chunk {
+	uintptr_t start;		/* untagged user address */
+	size_t size;			/* requested size */
+	unsigned int version;		/* version its pointer carries (or carried) */
+	enum am_state state;
+	uint32_t alloc_stack, free_stack;
+	pid_t alloc_tid, free_tid;
+	bool large;
+};
+
+void am_heap_init(void);
+bool am_heap_owns(uintptr_t addr);	/* in the region or a large mapping */
+void *am_heap_alloc(size_t size, size_t align, uint32_t stack, pid_t tid);
+/* Find the allocation whose user pointer is exactly @p (any state). */
+bool am_heap_find_exact(uintptr_t p, struct am_chunk *c);
+/* Find the allocation that contains @addr (slot or mapping), any state. */
+bool am_heap_find_containing(uintptr_t addr, struct am_chunk *c);
+/* Nearest allocation to @addr whose pointer version is @v (live or not). */
+bool am_heap_find_nearest(uintptr_t addr, unsigned int v, struct am_chunk *c);
+void am_heap_free(uintptr_t p, uint32_t stack, pid_t tid);
+void am_heap_stats(size_t *mapped, size_t *peak_mapped, size_t *requested,
+		   size_t *peak_requested);
+void *am_meta_alloc(size_t size);	/* zeroed, never freed */
+void am_heap_lock(void);
+void am_heap_unlock(void);
+void am_heap_atfork_child(void);
+int am_set_version(uintptr_t addr, size_t len, unsigned int v);
+
+/* ---- stack.c ---- */
+int am_stack_capture(uintptr_t *pcs, int max);
+uint32_t am_stack_save(const uintptr_t *pcs, int n);	/* heap lock held */
+int am_stack_get(uint32_t id, const uintptr_t **pcs);
+void am_stack_print(const uintptr_t *pcs, int n);
+void am_stack_init(void);
+extern __thread bool am_in_unwind __attribute__((tls_model("initial-exec")));
+
+/* ---- report.c ---- */
+void am_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void am_report_init(void);
+/* Allocator misuse found in free/realloc: prints and exits (or returns). */
+void am_report_bad_free(const char *kind, const char *fn, const void *p,
+			const struct am_chunk *c);
+void am_report_finish(void);
+
+/* ---- insn.c ---- */
+enum am_dir { AM_DIR_UNKNOWN, AM_DIR_READ, AM_DIR_WRITE };
+enum am_dir am_insn_direction(const uint8_t *ip, uintptr_t fault,
+			      uintptr_t rdi, uintptr_t rsi, unsigned int *size);
+
+/* ---- malloc.c ---- */
+void am_ensure_init(void);
+extern bool am_syscall_signal_on;
+
+#endif

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The malloc family, as preloaded into an unmodified program.
+ *
+ * Start-up is lazy (the first malloc may come before our constructor) and
+ * must not allocate: options, the heap region, the SIGSEGV handler, precise
+ * stores and the C library's read-ahead ranges are all set up with plain
+ * system calls.  Sampled mode passes unsampled requests to glibc's own
+ * allocator (__libc_malloc and friends), so they cost what they always
+ * cost; free() tells the two apart by address, since everything of ours is
+ * in our region or one of our mappings.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "libadi.h"
+
+#define PR_SET_SYSCALL_SIGNAL	0x41444909
+
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+
+bool am_syscall_signal_on;
+static __thread uint64_t tl_rng __attribute__((tls_model("initial-exec")));
+static int init_state;			/* 0 no, 1 in progress, 2 done */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t (*glibc_usable_size)(void *);
+
+static void atfork_prepare(void) { am_heap_lock(); }
+static void atfork_parent(void) { am_heap_unlock(); }
+static void atfork_child(void)
+{
+	am_heap_atfork_child();
+	tl_rng = 0;	/* draw a sampling sequence of the child's own */
+}
+
+static void init_locked(void)
+{
+	if (!getauxval(AT_ADI_BLKSZ) || getenv("ADIMALLOC_TEST_NO_ADI")) {
+		am_printf("adimalloc: this kernel has no ADI (no AT_ADI_BLKSZ in the aux "
+			  "vector: built without CONFIG_X86_ADI or booted with adi=off); "
+			  "refusing to run unchecked\n");
+		_exit(AM_CONFIG_EXIT);
+	}
+	am_options_parse(getenv("ADIMALLOC_OPTIONS"));
+	am_heap_init();
+	am_stack_init();
+	/* Stores report their data address, not the instruction (per thread,
+	 * inherited by threads and children created from now on). */
+	if (adi_set_precise(true))
+		am_printf("adimalloc: warning: cannot enable precise mode\n");
+	/* glibc's string functions read whole vectors past the end of their
+	 * data: without this, strlen() near a block's end is a false report. */
+	if (adi_register_libc() < 0)
+		am_printf("adimalloc: warning: cannot register libc's read-ahead "
+			  "ranges: string functions may report falsely\n");
+	am_syscall_signal_on = false;
+	if (am_opt.syscall_signal != 0) {
+		if (prctl(PR_SET_SYSCALL_SIGNAL, 1, 0, 0, 0) == 0)
+			am_syscall_signal_on = true;
+		else if (am_opt.syscall_signal == 1) {
+			am_printf("adimalloc: syscall_signal=1 but this kernel cannot "
+				  "signal mismatches in system calls "
+				  "(PR_ADI_SET_SYSCALL_SIGNAL: EINVAL)\n");
+			_exit(AM_CONFIG_EXIT);
+		}
+	}
+	am_report_init();
+}
+
+void am_ensure_init(void)
+{
+	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2)
+		return;
+	pthread_mutex_lock(&init_lock);
+	if (init_state == 0) {
+		init_state = 1;
+		init_locked();
+		__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&init_lock);
+		/* These two may allocate: only now that the heap works. */
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		glibc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT,
+							      "malloc_usable_size");
+		if (am_opt.verbose)
+			am_printf("adimalloc: pid %d, %s, syscall signal %s\n", (int)getpid(),
+				  am_opt.sample == 1 ? "full mode" : "sampled mode",
+				  am_syscall_signal_on ? "on" : "off");
+		return;
+	}
+	pthread_mutex_unlock(&init_lock);
+}
+
+__attribute__((constructor)) static void am_constructor(void)
+{
+	am_ensure_init();
+}
+
+static bool sampled(void)
+{
+	if (am_opt.sample == 1)
+		return true;
+	if (!tl_rng) {
+		tl_rng = (am_opt.seed ? am_opt.seed : (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^
+			  (uintptr_t)&tl_rng) + (uint64_t)gettid();
+		if (!tl_rng)
+			tl_rng = 1;
+	}
+	tl_rng ^= tl_rng << 13;
+	tl_rng ^= tl_rng >> 7;
+	tl_rng ^= tl_rng << 17;
+	return tl_rng % am_opt.sample == 0;
+}
+
+static void *our_alloc(size_t size, size_t align)
+{
+	uintptr_t pcs[AM_STACK_MAX];
+	int n = am_stack_capture(pcs, am_opt.stack_depth);
+	pid_t tid = gettid();
+	void *p;
+
+	am_heap_lock();
+	p = am_heap_alloc(size, align, am_stack_save(pcs, n), tid);
+	am_heap_unlock();
+	if (!p)
+		errno = ENOMEM;
+	return p;
+}
+
+static void *any_alloc(size_t size, size_t align)
+{
+	am_ensure_init();
+	if (sampled())
+		return our_alloc(size, align);
+	return align <= 16 ? __libc_malloc(size) : __libc_memalign(align, size);
+}
+
+static bool ours(const void *p)
+{
+	bool r;
+
+	if (am_pver(p))
+		return true;	/* only we hand out versioned pointers */
+	am_heap_lock();
+	r = am_heap_owns(am_strip(p));
+	am_heap_unlock();
+	return r;
+}
+
+/*
+ * Check that @p can be freed (the exact, live pointer with its version);
+ * returns the allocation or reports.  Heap lock held.
+ */
+static bool check_free(const void *p, const char *fn, struct am_chunk *c)
+{
+	uintptr_t a = am_strip(p);
+
+	if (am_heap_find_exact(a, c)) {
+		if (c->state == AM_LIVE && c->version == am_pver(p))
+			return true;
+		am_heap_unlock();
+		if (c->state != AM_LIVE && c->version == am_pver(p))
+			am_report_bad_free(strcmp(fn, "realloc") ? "double-free" :
+					   "realloc-of-freed", fn, p, c);
+		else
+			am_report_bad_free("invalid-free (stale pointer: version mismatch)",
+					   fn, p, c);
+		am_heap_lock();
+		return false;
+	}
+	am_heap_unlock();
+	if (am_heap_find_containing(a, c))
+		am_report_bad_free("invalid-free (interior pointer)", fn, p, c);
+	else
+		am_report_bad_free("invalid-free", fn, p, NULL);
+	am_heap_lock();
+	return false;
+}
+
+static void our_free(void *p, const char *fn)
+{
+	uintptr_t pcs[AM_STACK_MAX];
+	int n = am_stack_capture(pcs, am_opt.stack_depth);
+	struct am_chunk c;
+
+	am_heap_lock();
+	if (check_free(p, fn, &c))
+		am_heap_free(am_strip(p), am_stack_save(pcs, n), gettid());
+	am_heap_unlock();
+}
+
+void *malloc(size_t size)
+{
+	return any_alloc(size, 16);
+}
+
+void free(void *p)
+{
+	if (!p)
+		return;
+	am_ensure_init();
+	if (ours(p))
+		our_free(p, "free");
+	else if (am_opt.sample > 1)
+		__libc_free(p);
+	else
+		am_report_bad_free("invalid-free", "free", p, NULL);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	size_t total;
+	void *p;
+
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	am_ensure_init();
+	if (!sampled())
+		return __libc_calloc(n, size);
+	p = our_alloc(total, 16);
+	if (p)		/* reused slots hold old data; write through the plain address */
+		memset((void *)am_strip(p), 0, total);
+	return p;
+}
+
+static size_t chunk_size(const void *p)
+{
+	struct am_chunk c;
+	size_t sz = 0;
+
+	am_heap_lock();
+	if (am_heap_find_exact(am_strip(p), &c))
+		sz = c.size;
+	am_heap_unlock();
+	return sz;
+}
+
+void *realloc(void *p, size_t size)
+{
+	struct am_chunk c;
+	void *q;
+
+	if (!p)
+		return malloc(size);
+	am_ensure_init();
+	if (!ours(p)) {
+		if (am_opt.sample > 1)
+			return __libc_realloc(p, size);
+		am_report_bad_free("invalid-free", "realloc", p, NULL);
+		return NULL;
+	}
+	am_heap_lock();
+	if (!check_free(p, "realloc", &c)) {
+		am_heap_unlock();
+		return NULL;
+	}
+	am_heap_unlock();
+	if (size == 0) {	/* glibc frees and returns NULL */
+		our_free(p, "realloc");
+		return NULL;
+	}
+	/* Always move: a new version for the new size, and the old pointer
+	 * becomes stale, which is what catches code that keeps using it. */
+	q = our_alloc(size, 16);
+	if (!q)
+		return NULL;
+	memcpy((void *)am_strip(q), (void *)am_strip(p), c.size < size ? c.size : size);
+	our_free(p, "realloc");
+	return q;
+}
+
+void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, total);
+}
+
+static bool pow2(size_t a)
+{
+	return a && !(a & (a - 1));
+}
+
+void *memalign(size_t align, size_t size)
+{
+	if (!pow2(align)) {	/* glibc rounds up to a power of two */
+		size_t a = 1;
+
+		while (a < align && a)
+			a <<= 1;
+		if (!a) {
+			errno = EINVAL;
+			return NULL;
+		}
+		align = a;
+	}
+	return any_alloc(size, align < 16 ? 16 : align);
+}
+
+int posix_memalign(void **out, size_t align, size_t size)
+{
+	void *p;
+
+	if (!pow2(align) || align % sizeof(void *))
+		return EINVAL;
+	p = any_alloc(size, align < 16 ? 16 : align);
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+void *aligned_alloc(size_t align, size_t size)
+{
+	if (!pow2(align)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return any_alloc(size, align < 16 ? 16 : align);
+}
+
+void *valloc(size_t size)
+{
+	return any_alloc(size, (size_t)sysconf(_SC_PAGESIZE));
+}
+
+void *pvalloc(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return any_alloc(am_round_up(size ? size : 1, page), page);
+}
+
+size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	am_ensure_init();
+	if (ours(p))
+		return chunk_size(p);	/* exactly what was asked for */
+	return glibc_usable_size ? glibc_usable_size(p) : 0;
+}
+
+__attribute__((destructor)) static void am_destructor(void)
+{
+	size_t m, pm, r, pr;
+
+	if (!am_opt.stats || init_state != 2)
+		return;
+	am_heap_lock();
+	am_heap_stats(&m, &pm, &r, &pr);
+	am_heap_unlock();
+	am_printf("adimalloc: pid %d: peak requested %zu bytes, peak mapped %zu bytes "
+		  "(%.2fx), %s\n", (int)getpid(), pr, pm, pr ? (double)pm / (double)pr : 0.0,
+		  am_opt.sample == 1 ? "full mode" :
+		  "sampled mode (counts sampled allocations only)");
+}

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Planted heap bugs for the adimalloc suite, one per name:
+ *     bugs NAME        commits the bug
+ *     bugs NAME ok     runs the same code without it
+ * Before the bug, stderr gets "bug: ptr=P size=S at=A" (A: the address
+ * the report must name), so the suite can check the report's numbers.
+ * stdout gets deterministic text only, to compare with glibc malloc's run.
+ * Linked with -rdynamic: the report's stacks then show these functions.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static volatile char sink;
+static int ok;
+
+static void note(const void *p, size_t size, const void *at)
+{
+	fprintf(stderr, "bug: ptr=%p size=%zu at=%p\n", p, size, at);
+	fflush(stdout);
+}
+
+NOINLINE void plant_overflow1(void)
+{
+	char *p = malloc(48);
+
+	memset(p, 'a', 48);
+	note(p, 48, p + 48);
+	p[ok ? 47 : 48] = 'x';	/* one byte past the end */
+	printf("overflow1 %c\n", p[47]);
+	free(p);
+}
+
+NOINLINE void plant_overflow_block(void)
+{
+	char *p = malloc(64);
+
+	memset(p, 'b', 64);
+	note(p, 64, p + 64 + 63);
+	sink = p[ok ? 63 : 64 + 63];	/* read, the last byte of the next block */
+	printf("overflow_block %c\n", sink);
+	free(p);
+}
+
+NOINLINE void plant_underflow(void)
+{
+	long *p = malloc(128);
+
+	memset(p, 0, 128);
+	note(p, 128, p - 1);
+	p[ok ? 0 : -1] = 42;	/* eight bytes before the start */
+	printf("underflow %ld\n", p[0]);
+	free(p);
+}
+
+NOINLINE void plant_uaf_read(void)
+{
+	char *p = malloc(40), *q = ok ? malloc(40) : p;
+
+	strcpy(p, "hello");
+	if (ok)
+		strcpy(q, "hello");
+	free(p);
+	note(q, 40, q + 3);
+	sink = q[3];
+	printf("uaf_read %c\n", sink);
+	if (ok)
+		free(q);
+}
+
+NOINLINE void plant_uaf_write(void)
+{
+	char *p = malloc(40), *q = ok ? malloc(40) : p;
+
+	free(p);
+	note(q, 40, q + 8);
+	q[8] = 'w';
+	printf("uaf_write done\n");
+	if (ok)
+		free(q);
+}
+
+NOINLINE void plant_double_free(void)
+{
+	char *p = malloc(24);
+
+	note(p, 24, p);
+	free(p);
+	if (!ok)
+		free(p);
+	printf("double_free done\n");
+}
+
+static char not_heap[32];
+
+NOINLINE void plant_invalid_free(void)
+{
+	char *p = ok ? malloc(32) : not_heap;
+
+	note(p, 32, p);
+	free(p);
+	printf("invalid_free done\n");
+}
+
+NOINLINE void plant_interior_free(void)
+{
+	char *p = malloc(80);
+
+	note(p, 80, p + 16);
+	free(ok ? p : p + 16);
+	printf("interior_free done\n");
+	if (!ok)
+		free(p);
+}
+
+NOINLINE void plant_realloc_freed(void)
+{
+	char *p = malloc(30), *q;
+
+	note(p, 30, p);
+	if (!ok)
+		free(p);
+	q = realloc(p, 100);
+	printf("realloc_freed done\n");
+	free(q);
+}
+
+NOINLINE void plant_memcpy(void)
+{
+	char src[256], *p = malloc(96);
+
+	memset(src, 'm', sizeof(src));
+	note(p, 96, p + 96);
+	memcpy(p, src, ok ? 96 : 97);
+	printf("memcpy %c\n", p[95]);
+	free(p);
+}
+
+NOINLINE void plant_strcpy(void)
+{
+	const char *s = "0123456789abcdef0123456789abcdef";	/* 32 + NUL */
+	char *p = malloc(ok ? 33 : 32);
+
+	note(p, 32, p + 32);
+	strcpy(p, s);
+	printf("strcpy %zu\n", strlen(p));
+	free(p);
+}
+
+NOINLINE void plant_memset(void)
+{
+	char *p = malloc(192);
+
+	note(p, 192, p + 192);
+	memset(p, 's', ok ? 192 : 193);
+	printf("memset %c\n", p[191]);
+	free(p);
+}
+
+/* read() into a 64-byte buffer: 100 bytes are waiting. */
+NOINLINE void plant_read(void)
+{
+	char *p = malloc(64), data[100];
+	int fds[2];
+	ssize_t n;
+
+	memset(data, 'r', sizeof(data));
+	if (pipe(fds) || write(fds[1], data, sizeof(data)) != sizeof(data))
+		exit(3);
+	note(p, 64, p + 64);
+	n = read(fds[0], p, ok ? 64 : 100);
+	printf("read returned %zd%s\n", n, n < 0 && errno == EFAULT ? " EFAULT" : "");
+	free(p);
+}
+
+void *thread_body(void *arg);
+
+void *thread_body(void *arg)
+{
+	(void)arg;
+	plant_overflow1();
+	return NULL;
+}
+
+NOINLINE void plant_thread(void)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, thread_body, NULL);
+	pthread_join(t, NULL);
+	printf("thread done\n");
+}
+
+static volatile int spin = 1;
+
+static void *churn(void *arg)
+{
+	(void)arg;
+	while (spin)
+		free(malloc(100));
+	return NULL;
+}
+
+/* A threaded parent forks; the child allocates and overflows. */
+NOINLINE void plant_fork(void)
+{
+	pthread_t t;
+	int status;
+	pid_t pid;
+
+	pthread_create(&t, NULL, churn, NULL);
+	usleep(1000);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		plant_overflow1();
+		fflush(stdout);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	spin = 0;
+	pthread_join(t, NULL);
+	printf("fork child status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+NOINLINE void plant_large(void)
+{
+	char *p = malloc(100000);
+
+	memset(p, 'L', 100000);
+	note(p, 100000, p + 100000);
+	p[ok ? 99999 : 100000] = 0;
+	printf("large %c\n", p[99998]);
+	free(p);
+}
+
+NOINLINE void plant_large_uaf(void)
+{
+	char *p = malloc(200000);
+
+	memset(p, 'U', 200000);
+	free(p);
+	if (ok)
+		p = calloc(1, 200000);
+	note(p, 200000, p + 4096);
+	sink = p[4096];
+	printf("large_uaf done\n");
+	if (ok)
+		free(p);
+}
+
+/* An overflow that skips the redzone and lands inside another live
+ * allocation: what redzone-based checkers miss. */
+NOINLINE void plant_neighbour(void)
+{
+	char *a = malloc(64), *b = malloc(64);
+
+	memset(a, 0, 64);
+	memset(b, 0, 64);
+	note(a, 64, a + 64 + 100);
+	a[ok ? 10 : 64 + 100] = 1;
+	printf("neighbour done\n");
+	free(a);
+	free(b);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} bugs[] = {
+	{ "overflow1", plant_overflow1 },
+	{ "overflow_block", plant_overflow_block },
+	{ "underflow", plant_underflow },
+	{ "uaf_read", plant_uaf_read },
+	{ "uaf_write", plant_uaf_write },
+	{ "double_free", plant_double_free },
+	{ "invalid_free", plant_invalid_free },
+	{ "interior_free", plant_interior_free },
+	{ "realloc_freed", plant_realloc_freed },
+	{ "memcpy", plant_memcpy },
+	{ "strcpy", plant_strcpy },
+	{ "memset", plant_memset },
+	{ "read", plant_read },
+	{ "thread", plant_thread },
+	{ "fork", plant_fork },
+	{ "large", plant_large },
+	{ "large_uaf", plant_large_uaf },
+	{ "neighbour", plant_neighbour },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		for (size_t i = 0; i < sizeof(bugs) / sizeof(bugs[0]); i++)
+			printf("%s\n", bugs[i].name);
+		return 0;
+	}
+	ok = argc > 2 && !strcmp(argv[2], "ok");
+	for (size_t i = 0; i < sizeof(bugs) / sizeof(bugs[0]); i++)
+		if (!strcmp(argv[1], bugs[i].name)) {
+			bugs[i].fn();
+			return 0;
+		}
+	fprintf(stderr, "bugs: no bug named %s\n", argv[1]);
+	return 2;
+}
