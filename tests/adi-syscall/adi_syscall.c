@@ -98,28 +98,14 @@ static int fence_unchanged(void)
 	return arena_changed_outside(0, BUF_OFF + BUF_LEN) == 0;
 }
 
-static long read_number(const char *path)
-{
-	char text[64] = "";
-	long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (f) {
-		if (fgets(text, sizeof(text), f))
-			v = strtol(text, NULL, 10);
-		fclose(f);
-	}
-	return v;
-}
-
 static long mismatches(void)
 {
-	return read_number("/sys/kernel/debug/adi/uaccess_mismatches");
+	return adi_counter("uaccess_mismatches");
 }
 
 static long checks(void)
 {
-	return read_number("/sys/kernel/debug/adi/uaccess_checks");
+	return adi_counter("uaccess_checks");
 }
 
 static void fill_pattern(char *p, size_t len, int seed)
@@ -518,16 +504,16 @@ static void test_syscall_signal(void)
 /* The counters of the program's own checks. */
 static void test_counters(void)
 {
-	long c0 = read_number("/sys/kernel/debug/adi/checks");
-	long m0 = read_number("/sys/kernel/debug/adi/mismatches");
+	long c0 = adi_counter("checks");
+	long m0 = adi_counter("mismatches");
 	volatile char *g = good(0), *w = wrong(0);
 	char c;
 
 	c = g[1];
-	tap_ok(read_number("/sys/kernel/debug/adi/checks") > c0 &&
-	       read_number("/sys/kernel/debug/adi/mismatches") == m0,
+	tap_ok(adi_counter("checks") > c0 &&
+	       adi_counter("mismatches") == m0,
 	       "counters: a matching load is counted in checks, not in mismatches");
-	tap_ok(TRY(c = w[1]) == SIGSEGV && read_number("/sys/kernel/debug/adi/mismatches") > m0,
+	tap_ok(TRY(c = w[1]) == SIGSEGV && adi_counter("mismatches") > m0,
 	       "counters: a mismatching load is counted in mismatches");
 	(void)c;
 }

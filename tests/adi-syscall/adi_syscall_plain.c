@@ -12,20 +12,6 @@
 
 #include "adi_test.h"
 
-static long read_number(const char *path)
-{
-	char text[64] = "";
-	long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (f) {
-		if (fgets(text, sizeof(text), f))
-			v = strtol(text, NULL, 10);
-		fclose(f);
-	}
-	return v;
-}
-
 static int efault(long ret)
 {
 	return ret == -1 && errno == EFAULT;
@@ -53,7 +39,7 @@ int main(void)
 	}
 	wait(NULL);
 
-	checks0 = read_number("/sys/kernel/debug/adi/uaccess_checks");
+	checks0 = adi_counter("uaccess_checks");
 	if (pipe(p))
 		return 1;
 	tap_ok(write(p[1], "x", 1) == 1 && efault(read(p[0], v, 1)),
@@ -67,7 +53,7 @@ int main(void)
 	       "no ADI: mprotect of such an address fails, the page stays writable");
 	tap_ok(efault(read(p[0], kernel, 1)) && efault(write(p[1], kernel, 1)),
 	       "no ADI: a kernel address: EFAULT");
-	tap_ok(read_number("/sys/kernel/debug/adi/uaccess_checks") == checks0,
+	tap_ok(adi_counter("uaccess_checks") == checks0,
 	       "no ADI: the kernel checked nothing for this process");
 	tap_ok(read(p[0], buf, 1) == 1 && buf[0] == 'x', "no ADI: the pipe still holds the byte");
 	return tap_done();
