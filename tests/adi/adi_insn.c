@@ -351,6 +351,97 @@ static void test_crossing(void)
 	(void)v;
 }
 
+/*
+ * The register that carries the version is also the data: a pointer
+ * stored through itself (head->next = head) and compared with the word it
+ * points to (head->next == head).  The stored and compared value must be
+ * the whole pointer, version included.
+ */
+#define ARITH_FLAGS 0x8d5UL	/* CF PF AF ZF SF OF */
+
+static unsigned long flags_cmp_mr(void *p)
+{
+	unsigned long fl;
+
+	__asm__ volatile("cmpq %1, (%1); pushfq; popq %0" : "=r"(fl) : "r"(p) : "memory", "cc");
+	return fl & ARITH_FLAGS;
+}
+
+static unsigned long flags_cmp_rm(void *p)
+{
+	unsigned long fl;
+
+	__asm__ volatile("cmpq (%1), %1; pushfq; popq %0" : "=r"(fl) : "r"(p) : "memory", "cc");
+	return fl & ARITH_FLAGS;
+}
+
+static unsigned long flags_test(void *p)
+{
+	unsigned long fl;
+
+	__asm__ volatile("testq %1, (%1); pushfq; popq %0" : "=r"(fl) : "r"(p) : "memory", "cc");
+	return fl & ARITH_FLAGS;
+}
+
+/* The same operations on plain registers: what the flags must be. */
+static unsigned long want_flags(uint64_t a, uint64_t b, int op)
+{
+	unsigned long fl;
+
+	if (op == 't')
+		__asm__ volatile("testq %2, %1; pushfq; popq %0" : "=r"(fl) : "r"(a), "r"(b) : "cc");
+	else
+		__asm__ volatile("cmpq %2, %1; pushfq; popq %0" : "=r"(fl) : "r"(a), "r"(b) : "cc");
+	return fl & ARITH_FLAGS;
+}
+
+static void test_self_operand(void)
+{
+	uint64_t *word = (uint64_t *)(mem + 320);
+	void *p = good(320), *q = good(328);
+	uint64_t probe[] = { (uint64_t)p, (uint64_t)adi_strip_ptr(p), (uint64_t)p + 1, ~0UL, 0 };
+	int sig, ok_mr = 1, ok_rm = 1, ok_test = 1;
+	uint32_t high;
+
+	fill();
+	sig = TRY(__asm__ volatile("movq %0, (%0)" : : "r"(p) : "memory"));
+	tap_ok(!sig && *word == (uint64_t)p,
+	       "movq %%reg, (%%reg): the stored pointer keeps its version (%#lx)", (unsigned long)*word);
+	fill();
+	sig = TRY(__asm__ volatile("movq %0, -8(%0)" : : "r"(q) : "memory"));
+	tap_ok(!sig && *word == (uint64_t)q,
+	       "movq %%reg, -8(%%reg): the stored pointer keeps its version");
+	fill();
+	high = word[0] >> 32;
+	sig = TRY(__asm__ volatile("movl %k0, (%0)" : : "r"(p) : "memory"));
+	tap_ok(!sig && (uint32_t)word[0] == (uint32_t)(uint64_t)p && word[0] >> 32 == high,
+	       "movl %%reg32, (%%reg): the low half stored, nothing else");
+	fill();
+	sig = TRY(__asm__ volatile("movq %0, (%0)" : : "r"(bad(320)) : "memory"));
+	tap_ok(is_adi_derr() && unchanged(), "movq %%reg, (%%reg) with a mismatching version: caught, memory unchanged");
+
+	for (unsigned int i = 0; i < sizeof(probe) / sizeof(probe[0]); i++) {
+		fill();
+		*word = probe[i];
+		if (TRY(ok_mr &= flags_cmp_mr(p) == want_flags(probe[i], (uint64_t)p, 'c')) ||
+		    TRY(ok_rm &= flags_cmp_rm(p) == want_flags((uint64_t)p, probe[i], 'c')) ||
+		    TRY(ok_test &= flags_test(p) == want_flags(probe[i], (uint64_t)p, 't')))
+			ok_mr = ok_rm = ok_test = 0;
+	}
+	tap_ok(ok_mr, "cmpq %%reg, (%%reg): flags as for the whole pointer");
+	tap_ok(ok_rm, "cmpq (%%reg), %%reg: flags as for the whole pointer");
+	tap_ok(ok_test, "testq %%reg, (%%reg): flags as for the whole pointer");
+	fill();
+	TRY(flags_cmp_mr(bad(320)));
+	tap_ok(is_adi_perr(bad(320)), "cmpq %%reg, (%%reg) with a mismatching version: caught");
+
+	/* Not emulated: refused, never computed with a stripped pointer. */
+	fill();
+	sig = TRY(__asm__ volatile("addq %0, (%0)" : : "r"(p) : "memory", "cc"));
+	tap_ok(sig == SIGSEGV && caught.code == 128 && unchanged(),
+	       "addq %%reg, (%%reg): plain SIGSEGV, memory unchanged (code %d)", caught.code);
+}
+
 static void test_unsupported(void)
 {
 	int sig;
@@ -370,6 +461,7 @@ int main(void)
 	tap_group("atomics", test_atomics);
 	tap_group("stores", test_stores);
 	tap_group("strings", test_strings);
+	tap_group("self operand", test_self_operand);
 	tap_group("crossing", test_crossing);
 	tap_group("unsupported", test_unsupported);
 	return tap_done();

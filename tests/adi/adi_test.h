@@ -21,23 +21,6 @@
 #define SEGV_ACCADI	5
 #define SEGV_ADIDERR	6
 #define SEGV_ADIPERR	7
-/* A number from /sys/kernel/debug/adi/@name (ADI's counters), or -1. */
-static inline long adi_counter(const char *name)
-{
-	char path[128], text[64] = "";
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/adi/%s", name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fgets(text, sizeof(text), f))
-			v = strtol(text, NULL, 10);
-		fclose(f);
-	}
-	return v;
-}
-
 #endif
 
 #define BLK 64

@@ -77,6 +77,61 @@ static void test_ptrace_step(void)
 	       tagged_seen);
 }
 
+/*
+ * A pointer stored through itself and compared with itself: the kernel
+ * emulates these instead of stepping them.  The labels let the tracer see
+ * that the emulated store still ends in a single-step stop of its own.
+ */
+extern const char self_store_next[];
+
+static __attribute__((noinline)) int self_store(uint64_t *p)
+{
+	unsigned char equal;
+
+	__asm__ volatile("movq %1, (%1)\n\t"
+			 ".globl self_store_next\n"
+			 "self_store_next:\n\t"
+			 "cmpq %1, (%1)\n\t"
+			 "sete %0"
+			 : "=r"(equal) : "r"(p) : "memory", "cc");
+	return equal;
+}
+
+static void test_ptrace_step_emulated(void)
+{
+	uint64_t *mem = adi_map(4096);
+	int status, steps = 0, stopped_after_store = 0;
+	pid_t pid;
+
+	must_set_version(mem, 4096, 3);
+	pid = fork();
+	if (pid == 0) {
+		uint64_t *p = adi_make_ptr(mem + 2, 3);
+
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		_exit(self_store(p) && mem[2] == (uint64_t)p ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	while (WIFSTOPPED(status) && steps < 200000) {
+		struct user_regs_struct regs;
+
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) == 0 &&
+		    regs.rip == (unsigned long)self_store_next)
+			stopped_after_store++;
+		ptrace(PTRACE_SINGLESTEP, pid, NULL,
+		       WSTOPSIG(status) == SIGTRAP || WSTOPSIG(status) == SIGSTOP ?
+		       0 : WSTOPSIG(status));
+		waitpid(pid, &status, 0);
+		steps++;
+	}
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "single-stepping a pointer stored through itself: stored and compared whole (%d steps)",
+	       steps);
+	tap_ok(stopped_after_store == 1,
+	       "the emulated store ends in exactly one single-step stop (%d)", stopped_after_store);
+}
+
 static void test_fault_during_step(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);
@@ -189,6 +244,7 @@ int main(void)
 {
 	tap_init();
 	tap_group("ptrace-step", test_ptrace_step);
+	tap_group("ptrace-step-emulated", test_ptrace_step_emulated);
 	tap_group("fault-during-step", test_fault_during_step);
 	tap_group("threads", test_threads);
 	tap_group("reversion-race", test_race);

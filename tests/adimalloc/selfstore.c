@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A pointer stored through itself ("mov %rdi,(%rdi)", as in a circular
- * list's head->next = head) must keep its version.  The kernel executes a
- * matching access with the version stripped from the address register, so
- * if it does not put the version back into the stored value, the program
- * later compares a stripped and a versioned pointer and goes wrong (seen in
- * libstdc++ through apt-config: std::string's local-buffer test fails and
- * it frees an interior pointer).  Prints SAME or STRIPPED.
+ * list's head->next = head) must keep its version.  The kernel steps a
+ * matching access with the version stripped from the address register;
+ * it must not store that stripped value.  (It once did: in apt-config,
+ * libstdc++'s std::string then failed its local-buffer test and freed an
+ * interior pointer.)  Prints SAME or STRIPPED.
  */
 #include <stdio.h>
 #include <stdlib.h>
