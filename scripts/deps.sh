@@ -1,5 +1,6 @@
 #!/bin/bash
-# Install the Debian packages the build, the runner and the tests need.
+# Install the Debian packages the build, the runner, the tests and the
+# benchmarks need.
 # Usage: scripts/deps.sh   (as root; quiet when everything is present)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -9,6 +10,7 @@ linux-source-6.12 qemu-system-x86 ccache gcc make flex bison bc
 libelf-dev libssl-dev cpio kmod xz-utils rsync git
 clang llvm libbpf-dev bpftool iproute2 util-linux
 e2fsprogs libcap-dev libnuma-dev python3-ply python3-git
+g++ sqlite3 time valgrind electric-fence
 LIST
 )
 missing=()
