@@ -7,6 +7,7 @@
  * run inside the first malloc call), so messages go out through write().
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,11 +28,14 @@ static const char known[] =
 	"abort_on_error=0|1, exitcode=1..255, stack=0..16, stats=0|1, "
 	"syscall_signal=0|1, seed=N, verbose=0|1";
 
+/* @expect: what a value should look like, or NULL. */
 static void __attribute__((noreturn)) bad(const char *what, const char *item,
-					  size_t len)
+					  size_t len, const char *expect)
 {
-	am_printf("adimalloc: %s '%.*s' in ADIMALLOC_OPTIONS\n"
-		  "adimalloc: known options: %s\n", what, (int)len, item, known);
+	am_printf("adimalloc: %s '%.*s' in ADIMALLOC_OPTIONS%s%s%s\n"
+		  "adimalloc: known options: %s\n", what, (int)len, item,
+		  expect ? " (expected " : "", expect ? expect : "",
+		  expect ? ")" : "", known);
 	_exit(AM_CONFIG_EXIT);
 }
 
@@ -59,30 +63,61 @@ static bool parse_num(const char *v, size_t len, bool suffix, unsigned long *out
 	return true;
 }
 
-static bool parse_bool(const char *v, size_t len, bool *out)
-{
-	if (len == 1 && (v[0] == '0' || v[0] == '1')) {
-		*out = v[0] == '1';
-		return true;
-	}
-	return false;
-}
-
 static bool is(const char *name, size_t nlen, const char *want)
 {
 	return nlen == strlen(want) && !memcmp(name, want, nlen);
 }
 
+/* The numeric options: where each goes and what it accepts. */
+struct option_spec {
+	const char *name;
+	bool suffix;			/* k/m/g allowed */
+	unsigned long min, max;
+	size_t offset, size;		/* the field in struct am_options */
+	const char *expect;		/* shown when the value is malformed */
+};
+
+#define OPTION(name, suffix, min, max, field, expect)			\
+	{ name, suffix, min, max, offsetof(struct am_options, field),	\
+	  sizeof(am_opt.field), expect }
+
+static const struct option_spec numeric[] = {
+	OPTION("sample", false, 1, 1000000000UL, sample, "sample=N, N from 1 to 10^9"),
+	OPTION("quarantine", true, 0, 1UL << 40, quarantine, "quarantine=BYTES, k/m/g suffix"),
+	OPTION("halt_on_error", false, 0, 1, halt, "0 or 1"),
+	OPTION("abort_on_error", false, 0, 1, abort_on_error, "0 or 1"),
+	OPTION("exitcode", false, 1, 255, exitcode, "exitcode=1..255"),
+	OPTION("stack", false, 0, AM_STACK_MAX, stack_depth, "stack=0..16"),
+	OPTION("stats", false, 0, 1, stats, "0 or 1"),
+	OPTION("syscall_signal", false, 0, 1, syscall_signal, "0 or 1"),
+	OPTION("seed", false, 0, ~0UL, seed, "seed=N"),
+	OPTION("verbose", false, 0, 1, verbose, "0 or 1"),
+};
+
+/* Store @n, already range-checked, into a bool, int or unsigned long. */
+static void store(const struct option_spec *o, unsigned long n)
+{
+	char *field = (char *)&am_opt + o->offset;
+	bool b = n;
+	int i = (int)n;
+
+	if (o->size == sizeof(b))
+		memcpy(field, &b, sizeof(b));
+	else if (o->size == sizeof(i))
+		memcpy(field, &i, sizeof(i));
+	else
+		memcpy(field, &n, sizeof(n));
+}
+
 static void parse_one(const char *item, size_t len)
 {
 	const char *eq = memchr(item, '=', len);
-	size_t nlen, vlen;
+	size_t nlen, vlen, i;
 	const char *v;
 	unsigned long n;
-	bool b;
 
 	if (!eq)
-		bad("option without '=value'", item, len);
+		bad("option without '=value'", item, len, NULL);
 	nlen = (size_t)(eq - item);
 	v = eq + 1;
 	vlen = len - nlen - 1;
@@ -90,52 +125,22 @@ static void parse_one(const char *item, size_t len)
 		if (vlen == 4 && !memcmp(v, "full", 4))
 			am_opt.sample = 1;
 		else if (vlen == 6 && !memcmp(v, "sample", 6))
-			am_opt.sample = am_opt.sample > 1 ? am_opt.sample : 1000;
+			am_opt.sample = am_opt.sample > 1 ? am_opt.sample : AM_DEFAULT_SAMPLE;
 		else
-			bad("malformed value (mode is full or sample)", item, len);
-	} else if (is(item, nlen, "sample")) {
-		if (!parse_num(v, vlen, false, &n) || n < 1 || n > 1000000000UL)
-			bad("malformed value (sample=N, N from 1 to 10^9)", item, len);
-		am_opt.sample = n;
-	} else if (is(item, nlen, "quarantine")) {
-		if (!parse_num(v, vlen, true, &n) || n > (1UL << 40))
-			bad("malformed value (quarantine=BYTES, k/m/g suffix)", item, len);
-		am_opt.quarantine = n;
-	} else if (is(item, nlen, "halt_on_error")) {
-		if (!parse_bool(v, vlen, &b))
-			bad("malformed value (0 or 1)", item, len);
-		am_opt.halt = b;
-	} else if (is(item, nlen, "abort_on_error")) {
-		if (!parse_bool(v, vlen, &b))
-			bad("malformed value (0 or 1)", item, len);
-		am_opt.abort_on_error = b;
-	} else if (is(item, nlen, "exitcode")) {
-		if (!parse_num(v, vlen, false, &n) || n < 1 || n > 255)
-			bad("malformed value (exitcode=1..255)", item, len);
-		am_opt.exitcode = (int)n;
-	} else if (is(item, nlen, "stack")) {
-		if (!parse_num(v, vlen, false, &n) || n > AM_STACK_MAX)
-			bad("malformed value (stack=0..16)", item, len);
-		am_opt.stack_depth = (int)n;
-	} else if (is(item, nlen, "stats")) {
-		if (!parse_bool(v, vlen, &b))
-			bad("malformed value (0 or 1)", item, len);
-		am_opt.stats = b;
-	} else if (is(item, nlen, "syscall_signal")) {
-		if (!parse_bool(v, vlen, &b))
-			bad("malformed value (0 or 1)", item, len);
-		am_opt.syscall_signal = b;
-	} else if (is(item, nlen, "seed")) {
-		if (!parse_num(v, vlen, false, &n))
-			bad("malformed value (seed=N)", item, len);
-		am_opt.seed = n;
-	} else if (is(item, nlen, "verbose")) {
-		if (!parse_bool(v, vlen, &b))
-			bad("malformed value (0 or 1)", item, len);
-		am_opt.verbose = b;
-	} else {
-		bad("unknown option", item, len);
+			bad("malformed value", item, len, "full or sample");
+		return;
 	}
+	for (i = 0; i < sizeof(numeric) / sizeof(numeric[0]); i++) {
+		const struct option_spec *o = &numeric[i];
+
+		if (!is(item, nlen, o->name))
+			continue;
+		if (!parse_num(v, vlen, o->suffix, &n) || n < o->min || n > o->max)
+			bad("malformed value", item, len, o->expect);
+		store(o, n);
+		return;
+	}
+	bad("unknown option", item, len, NULL);
 }
 
 void am_options_parse(const char *s)

@@ -31,7 +31,7 @@
 
 #define PG 4096UL
 
-/* The number in a sysfs/debugfs file @dir/@name, or -1. */
+/* The number in a sysfs file @dir/@name, or -1. */
 static long read_number(const char *dir, const char *name)
 {
 	char path[128];
@@ -46,11 +46,6 @@ static long read_number(const char *dir, const char *name)
 		fclose(f);
 	}
 	return v;
-}
-
-static long counter(const char *name)
-{
-	return read_number("/sys/kernel/debug/adi", name);
 }
 
 /* Block b of a region gets version 1 + b % 14, data derived from b. */
@@ -173,16 +168,16 @@ static int push_out(char *p, size_t len)
 
 static void pageout_and_verify(const char *what, char *p, size_t len)
 {
-	long restored = counter("swap_restored");
+	long restored = adi_counter("swap_restored");
 	int resident;
 
 	version_region(p, len);
 	resident = push_out(p, len);
-	tap_ok(resident == 0 && counter("swap_saved") > 0,
+	tap_ok(resident == 0 && adi_counter("swap_saved") > 0,
 	       "%s: the versioned pages left memory for swap (resident %d, saved versions %ld)",
-	       what, resident, counter("swap_saved"));
+	       what, resident, adi_counter("swap_saved"));
 	tap_ok(verify_region(p, len) && mismatch_caught(p) &&
-	       counter("swap_restored") > restored,
+	       adi_counter("swap_restored") > restored,
 	       "%s: back from swap with every version and byte", what);
 }
 
@@ -221,12 +216,20 @@ static void test_no_leak(void)
 		char *p = adi_map(len);
 
 		version_region(p, len);
-		_exit(push_out(p, len) == 0 && counter("swap_saved") > 0 ? 0 : 1);
+		_exit(push_out(p, len) == 0 && adi_counter("swap_saved") > 0 ? 0 : 1);
 	}
 	waitpid(pid, &status, 0);
 	/* Its swap entries are freed in batches; swapoff at the end checks. */
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	       "a process exits with versions of its memory on swap");
+}
+
+static int two_nodes(const char *what)
+{
+	if (getenv("LK417_NUMA") && !strcmp(getenv("LK417_NUMA"), "1"))
+		return 1;
+	tap_skip("one NUMA node", "%s", what);
+	return 0;
 }
 
 static void test_move_pages(void)
@@ -236,10 +239,8 @@ static void test_move_pages(void)
 	void *pages[8];
 	int nodes[8], status[8], ok = 1;
 
-	if (!getenv("LK417_NUMA") || strcmp(getenv("LK417_NUMA"), "1")) {
-		tap_skip("one NUMA node", "move_pages");
+	if (!two_nodes("move_pages"))
 		return;
-	}
 	version_region(p, len);
 	for (int round = 0; round < 4; round++) {
 		for (int i = 0; i < 8; i++) {
@@ -253,6 +254,114 @@ static void test_move_pages(void)
 		ok &= verify_region(p, len);
 	}
 	tap_ok(ok, "move_pages back and forth between two nodes keeps every version");
+}
+
+/* 1 when every page of @p..@p+@n pages is on @node. */
+static int all_on_node(char *p, int n, int node)
+{
+	void *pages[64];
+	int status[64], ok = 1;
+
+	for (int i = 0; i < n; i++)
+		pages[i] = p + i * PG;
+	if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0))
+		return 0;
+	for (int i = 0; i < n; i++)
+		ok &= status[i] == node;
+	return ok;
+}
+
+static void test_mbind(void)
+{
+	size_t len = 8 * PG;
+	char *p = adi_map(len);
+	int ok = 1;
+
+	if (!two_nodes("mbind"))
+		return;
+	version_region(p, len);
+	for (int round = 0; round < 4; round++) {
+		int node = (round + 1) % 2;
+		unsigned long mask = 1UL << node;
+
+		if (syscall(SYS_mbind, p, len, MPOL_BIND, &mask, 8 * sizeof(mask),
+			    MPOL_MF_MOVE | MPOL_MF_STRICT))
+			ok = 0;
+		ok &= all_on_node(p, 8, node) && verify_region(p, len);
+	}
+	tap_ok(ok, "mbind(MPOL_BIND, MPOL_MF_MOVE) back and forth keeps every version");
+}
+
+static void test_migrate_pages(void)
+{
+	size_t len = 8 * PG;
+	char *p = adi_map(len);
+	int ok = 1;
+
+	if (!two_nodes("migrate_pages"))
+		return;
+	version_region(p, len);
+	for (int round = 0; round < 4; round++) {
+		int node = (round + 1) % 2;
+		unsigned long from = 1UL << (1 - node), to = 1UL << node;
+
+		/* The whole process, as cpuset and numactl --migrate do. */
+		if (syscall(SYS_migrate_pages, 0, 8 * sizeof(from), &from, &to) < 0)
+			ok = 0;
+		ok &= all_on_node(p, 8, node) && verify_region(p, len);
+	}
+	tap_ok(ok, "migrate_pages of the whole process back and forth keeps every version");
+}
+
+/* The page frame of each page of @p (0 when not readable). */
+static void pfns(char *p, int n, uint64_t *pfn)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	for (int i = 0; i < n; i++) {
+		uint64_t e = 0;
+
+		if (fd < 0 || pread(fd, &e, 8, ((uintptr_t)p / PG + i) * 8) != 8)
+			e = 0;
+		pfn[i] = e & ((1ULL << 55) - 1);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static void test_compaction(void)
+{
+	enum { N = 64 };
+	size_t len = N * PG, filler = 96UL << 20;
+	uint64_t before[N], after[N];
+	char *p, *fill;
+	int fd, moved = 0;
+
+	/*
+	 * Scatter the region among pages that are then freed, so that the
+	 * compactor has holes to fill with it.
+	 */
+	fill = mmap(NULL, filler, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memset(fill, 1, filler);
+	p = adi_map(len);
+	version_region(p, len);
+	munmap(fill, filler);
+	pfns(p, N, before);
+	fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
+	if (fd < 0 || write(fd, "1", 1) != 1) {
+		tap_skip("no /proc/sys/vm/compact_memory", "compaction");
+		return;
+	}
+	close(fd);
+	pfns(p, N, after);
+	for (int i = 0; i < N; i++)
+		moved += before[i] && after[i] && before[i] != after[i];
+	if (!moved) {
+		tap_skip("compaction moved none of the region's pages", "compaction keeps versions");
+		return;
+	}
+	tap_ok(verify_region(p, len) && mismatch_caught(p),
+	       "compaction moved %d of %d versioned pages: every version kept", moved, N);
 }
 
 /* AnonHugePages of the mapping at @p, in kB. */
@@ -434,7 +543,7 @@ static void test_memcg_pressure(void)
 	size_t len = 48UL << 20;
 	char *p;
 	size_t bad;
-	long restored = counter("swap_restored");
+	long restored = adi_counter("swap_restored");
 
 	if (!getenv("LK417_SWAP_DEV")) {
 		tap_skip("no swap disk", "memory cgroup pressure");
@@ -452,9 +561,9 @@ static void test_memcg_pressure(void)
 	p = adi_map(len);
 	version_pages(p, len);
 	bad = verify_pages(p, len);
-	tap_ok(bad == 0 && counter("swap_restored") > restored,
+	tap_ok(bad == 0 && adi_counter("swap_restored") > restored,
 	       "48 MiB versioned under a 16 MiB memory.high: every page's versions and data right after swap (%zu bad, %ld restored)",
-	       bad, counter("swap_restored") - restored);
+	       bad, adi_counter("swap_restored") - restored);
 }
 
 /*
@@ -541,6 +650,9 @@ int main(void)
 	tap_group("swap", test_swap);
 	tap_group("no-leak", test_no_leak);
 	tap_group("move-pages", test_move_pages);
+	tap_group("mbind", test_mbind);
+	tap_group("migrate-pages", test_migrate_pages);
+	tap_group("compaction", test_compaction);
 	tap_group("thp", test_thp);
 	tap_group("hugetlb", test_hugetlb);
 	tap_group("ksm", test_ksm);
@@ -554,7 +666,7 @@ int main(void)
 
 		snprintf(cmd, sizeof(cmd), "swapoff %s", getenv("LK417_SWAP_DEV"));
 		ret = system(cmd);
-		saved = counter("swap_saved");
+		saved = adi_counter("swap_saved");
 		tap_ok(ret == 0 && saved == 0,
 		       "after the processes exit and swapoff, no saved versions are left (%ld)", saved);
 	}

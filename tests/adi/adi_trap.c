@@ -36,6 +36,43 @@ static uint64_t expected(int n)
 	return sum;
 }
 
+/*
+ * Single-step the traced child @pid (stopped) until it exits, calling
+ * @at_stop with its registers at every stop.  Returns the number of steps;
+ * the child's last wait status goes to @status.
+ */
+static int step_to_exit(pid_t pid, int *status,
+			void (*at_stop)(const struct user_regs_struct *regs, void *arg),
+			void *arg)
+{
+	int steps = 0;
+
+	waitpid(pid, status, 0);
+	while (WIFSTOPPED(*status) && steps < 200000) {
+		struct user_regs_struct regs;
+
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) == 0)
+			at_stop(&regs, arg);
+		ptrace(PTRACE_SINGLESTEP, pid, NULL,
+		       WSTOPSIG(*status) == SIGTRAP || WSTOPSIG(*status) == SIGSTOP ?
+		       0 : WSTOPSIG(*status));
+		waitpid(pid, status, 0);
+		steps++;
+	}
+	return steps;
+}
+
+/* The tracer must never see a stripped pointer or our TF. */
+static void count_versioned(const struct user_regs_struct *regs, void *arg)
+{
+	unsigned long r[] = { regs->rax, regs->rbx, regs->rcx, regs->rdx,
+			      regs->rsi, regs->rdi, regs->r8, regs->r9 };
+
+	for (unsigned int i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+		if (adi_ptr_version((void *)r[i]) == 7)
+			++*(int *)arg;
+}
+
 static void test_ptrace_step(void)
 {
 	uint64_t *mem = adi_map(4096);
@@ -51,25 +88,7 @@ static void test_ptrace_step(void)
 		raise(SIGSTOP);
 		_exit(work(p, 40) == expected(40) ? 0 : 1);
 	}
-	waitpid(pid, &status, 0);
-	while (WIFSTOPPED(status) && steps < 200000) {
-		struct user_regs_struct regs;
-
-		/* The tracer must never see a stripped pointer or our TF. */
-		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) == 0) {
-			unsigned long r[] = { regs.rax, regs.rbx, regs.rcx, regs.rdx,
-					      regs.rsi, regs.rdi, regs.r8, regs.r9 };
-
-			for (unsigned int i = 0; i < sizeof(r) / sizeof(r[0]); i++)
-				if (adi_ptr_version((void *)r[i]) == 7)
-					tagged_seen++;
-		}
-		ptrace(PTRACE_SINGLESTEP, pid, NULL,
-		       WSTOPSIG(status) == SIGTRAP || WSTOPSIG(status) == SIGSTOP ?
-		       0 : WSTOPSIG(status));
-		waitpid(pid, &status, 0);
-		steps++;
-	}
+	steps = step_to_exit(pid, &status, count_versioned, &tagged_seen);
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	       "ptrace single-stepping through checked accesses: the program computes the right sum (%d steps)",
 	       steps);
@@ -97,6 +116,12 @@ static __attribute__((noinline)) int self_store(uint64_t *p)
 	return equal;
 }
 
+static void count_after_store(const struct user_regs_struct *regs, void *arg)
+{
+	if (regs->rip == (unsigned long)self_store_next)
+		++*(int *)arg;
+}
+
 static void test_ptrace_step_emulated(void)
 {
 	uint64_t *mem = adi_map(4096);
@@ -112,19 +137,7 @@ static void test_ptrace_step_emulated(void)
 		raise(SIGSTOP);
 		_exit(self_store(p) && mem[2] == (uint64_t)p ? 0 : 1);
 	}
-	waitpid(pid, &status, 0);
-	while (WIFSTOPPED(status) && steps < 200000) {
-		struct user_regs_struct regs;
-
-		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) == 0 &&
-		    regs.rip == (unsigned long)self_store_next)
-			stopped_after_store++;
-		ptrace(PTRACE_SINGLESTEP, pid, NULL,
-		       WSTOPSIG(status) == SIGTRAP || WSTOPSIG(status) == SIGSTOP ?
-		       0 : WSTOPSIG(status));
-		waitpid(pid, &status, 0);
-		steps++;
-	}
+	steps = step_to_exit(pid, &status, count_after_store, &stopped_after_store);
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	       "single-stepping a pointer stored through itself: stored and compared whole (%d steps)",
 	       steps);
