@@ -495,6 +495,15 @@ static void test_syscall_signal(void)
 		_exit(prctl(PR_ADI_GET_SYSCALL_SIGNAL, 0, 0, 0, 0) != 1);
 	waitpid(pid, &status, 0);
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "syscall signal: fork() inherits it");
+	pid = fork();
+	if (pid == 0) {
+		execl("/proc/self/exe", "adi_syscall", "--print-syscall-signal", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "syscall signal: execve() resets it (the new program's PR_ADI_GET_SYSCALL_SIGNAL, status %d)",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	ret = write(p[1], "0123456789", 10);
 	tap_ok(prctl(PR_ADI_SET_SYSCALL_SIGNAL, 0, 0, 0, 0) == 0 &&
 	       TRY(ret = read(p[0], wrong(0), 10)) == 0 && ret == -1,
@@ -742,8 +751,11 @@ static void test_mm_calls(void)
 	       "munmap: versioned address of an unmapped page: 0, as for any address");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* Run by the syscall-signal group after execve(): report the flag. */
+	if (argc == 2 && !strcmp(argv[1], "--print-syscall-signal"))
+		return prctl(PR_ADI_GET_SYSCALL_SIGNAL, 0, 0, 0, 0);
 	tap_init();
 	if (!adi_is_available()) {
 		tap_skip("no ADI in this kernel", "adi-syscall");
