@@ -1,9 +1,11 @@
 #!/bin/bash
 # adimalloc benchmark, guest side.  Tools: glibc (plain), full, sample=N,
-# memcheck, efence.  Rounds: ROUNDS (default 3), median wall time.
+# memcheck, efence.  PARTS: "detection slowdown" (default) or one of them;
+# ROUNDS (default 5) rounds of the sampled modes; SMALL_LINES and BIG_LINES
+# (default 1000 and 100000) size the inputs of the two slowdown tables.
 b=$LK417_BENCHBIN
-R=$b/adirun
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
+PARTS=${PARTS:-detection slowdown}
 t=$(mktemp -d /tmp/adibench.XXXXXX)
 cd "$t" || exit 1
 efence=$(ls /usr/lib/libefence.so* /usr/lib/x86_64-linux-gnu/libefence.so* 2>/dev/null | head -1)
@@ -15,16 +17,17 @@ command -v valgrind >/dev/null || { echo "# valgrind is not installed: memcheck 
 # The command words that put a program under TOOL.
 prefix() {
 	case $1 in
-	glibc) echo "" ;;
-	full) echo "$R" ;;
-	sample=*) echo "$R --sample ${1#sample=}" ;;
+	# Every tool but memcheck starts the program through env(1), glibc
+	# too, so that no column pays for one exec more than another.
+	glibc) echo "env" ;;
+	full) echo "env LD_PRELOAD=$b/libadimalloc.so ADIMALLOC_OPTIONS=mode=full" ;;
+	sample=*) echo "env LD_PRELOAD=$b/libadimalloc.so ADIMALLOC_OPTIONS=$1" ;;
 	memcheck) echo "valgrind -q --error-exitcode=99" ;;
 	efence) echo "env LD_PRELOAD=$efence" ;;
 	esac
 }
-# shellcheck disable=SC2046
-with() { local tool=$1; shift; $(prefix "$tool") "$@"; }
 
+detection() {
 echo "== detection of the planted bugs (x: caught; sampled modes: caught/5 runs)"
 printf "%-16s" bug; for tool in $tools; do printf " %-11s" "$tool"; done; echo
 for bug in $("$b/bugs"); do
@@ -34,8 +37,14 @@ for bug in $("$b/bugs"); do
 		case $tool in sample=*) runs=5 ;; esac
 		caught=0
 		for ((i = 0; i < runs; i++)); do
-			with "$tool" "$b/bugs" "$bug" >"$t/out" 2>"$t/err" </dev/null
+			# Bounded: a tool that hangs on a bug has not caught it.
+			# The subshell (two commands: bash does not exec the
+			# last) keeps bash's "Aborted" job notices out.
+			# shellcheck disable=SC2046
+			(timeout 120 $(prefix "$tool") "$b/bugs" "$bug" >"$t/out" 2>"$t/err" </dev/null
+			 exit $?) 2>/dev/null
 			rc=$?
+			[ $rc -eq 124 ] && echo "$tool on $bug: no result within 120 s" >>"$t/hung"
 			# Caught: a report (86), memcheck's error status (99), or a
 			# crash (efence: SIGSEGV); glibc's own abort (134) counts too.
 			case $rc in 86 | 99 | 134 | 139) caught=$((caught + 1)) ;; esac
@@ -47,27 +56,83 @@ for bug in $("$b/bugs"); do
 	done
 	echo
 done
+[ -f "$t/hung" ] && sed 's/^/# /' "$t/hung"
+}
 
-seq 1 2000 | awk '{ printf "%d line %x %s\n", ($1 * 7919) % 1013, $1 * 31, substr("qwertyuiopasdfghjkl", $1 % 17) }' >"$t/in.txt"
-progs=("sort -k1,1n -k3 $t/in.txt" "gzip -c -6 $t/in.txt" "sed -e s/line/LINE/g -e s/[0-9]/#/ $t/in.txt")
-echo
-echo "== real programs: median wall time of $ROUNDS and peak RSS, ratios to glibc malloc"
-printf "%-40s %-12s %10s %10s %8s %8s\n" program tool seconds "peak KiB" time× mem×
-for prog in "${progs[@]}"; do
-	base_s="" base_m=""
-	for tool in $tools; do
-		times=() mem=0
-		for ((i = 0; i < ROUNDS; i++)); do
-			# shellcheck disable=SC2046,SC2086
-			/usr/bin/time -f "%e %M" -o "$t/time" $(prefix "$tool") $prog >/dev/null 2>"$t/err"
-			read -r s m <"$t/time"
-			times+=("$s")
-			[ "$m" -gt "$mem" ] && mem=$m
+# The slowdown half: three unmodified programs that allocate a lot.  Full
+# mode traps on every heap access (hundreds of times slower under TCG), so
+# it is measured on a small input, next to glibc, memcheck and Electric
+# Fence on the same input (Electric Fence spends a page or two per
+# allocation); the sampled modes, which are meant to run close
+# to 1x, on an input on which glibc takes about a second.  Rounds go
+# tool after tool, so a slow spell of the machine hits every tool alike; a
+# tool already 2x slower than glibc after its first round is not repeated
+# (it is no 1.1x candidate).  Median wall time, highest peak RSS.
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# perf_table LINES ROUNDS TOOL...: one table on an input of LINES lines.
+perf_table() {
+	local lines=$1 rounds=$2 prog name tool r sec kib base_s base_m; shift 2
+	local in=$t/in.$lines
+	cat >"$t/q.sql" <<SQL
+create table t(a, b);
+with recursive c(x) as (select 1 union all select x + 1 from c where x < $lines)
+insert into t select x, 'k' || x from c;
+create index i on t(b);
+select count(*), sum(a) from t where b like 'k1%';
+SQL
+	seq 1 "$lines" | awk '{ printf "%d line %x %s\n", ($1 * 7919) % 1013, $1 * 31, substr("qwertyuiopasdfghjkl", $1 % 17) }' >"$in"
+	# A program is its words: no quoting inside (awk's text is in a file).
+	echo '{ w[NR] = $3 $2; n[$1]++ } END { for (k in n) c++; print c, length(w[1]) }' >"$t/prog.awk"
+	local progs=("sort -k1,1n -k3 $in"
+		     "sqlite3 -init $t/q.sql :memory: .quit"
+		     "mawk -f $t/prog.awk $in")
+	echo
+	echo "== $lines input lines: median wall time of up to $rounds rounds, peak RSS; ratios to glibc malloc"
+	printf "%-8s %-13s %9s %9s %8s %7s\n" program tool seconds "peak KiB" "time x" "mem x"
+	for prog in "${progs[@]}"; do
+		name=${prog%% *}
+		rm -f "$t"/times.* "$t"/mem.*	# a new program: new figures
+		for ((r = 0; r < rounds; r++)); do
+			for tool in "$@"; do
+				if [ "$r" -gt 0 ] && [ "$tool" != glibc ] &&
+				   [ "$(echo "$(head -1 "$t/times.$tool") > 2 * $(head -1 "$t/times.glibc")" | bc)" = 1 ]; then
+					continue
+				fi
+				# shellcheck disable=SC2046,SC2086
+				/usr/bin/time -f "%e %M" -o "$t/time" $(prefix "$tool") $prog >/dev/null 2>"$t/err" ||
+					echo "# $name under $tool: exit status $? ($(tail -1 "$t/err"))"
+				read -r sec kib <"$t/time"
+				echo "$sec" >>"$t/times.$tool"
+				echo "$kib" >>"$t/mem.$tool"
+			done
 		done
-		med=$(printf "%s\n" "${times[@]}" | sort -n | sed -n "$(((ROUNDS + 1) / 2))p")
-		[ "$tool" = glibc ] && base_s=$med && base_m=$mem
-		printf "%-40s %-12s %10s %10s %8.2f %8.2f\n" "${prog%% *} ${prog#* }" "$tool" "$med" "$mem" \
-			"$(echo "$med / ($base_s + 0.001)" | bc -l)" "$(echo "$mem / $base_m" | bc -l)" | sed "s|$t/||"
+		base_s=$(median <"$t/times.glibc") base_m=$(sort -n "$t/mem.glibc" | tail -1)
+		# time(1) counts in hundredths: never divide by a zero.
+		[ "$(echo "$base_s < 0.01" | bc)" = 1 ] && base_s=0.01
+		for tool in "$@"; do
+			sec=$(median <"$t/times.$tool") kib=$(sort -n "$t/mem.$tool" | tail -1)
+			printf "%-8s %-13s %9s %9s %8.2f %7.2f\n" "$name" "$tool" "$sec" "$kib" \
+				"$(echo "$sec / $base_s" | bc -l)" "$(echo "$kib / $base_m" | bc -l)"
+		done
 	done
+}
+
+slowdown() {
+slow="glibc full"
+command -v valgrind >/dev/null && slow="$slow memcheck"
+[ -n "$efence" ] && slow="$slow efence"
+# shellcheck disable=SC2086
+perf_table "${SMALL_LINES:-1000}" 1 $slow
+fast="glibc sample=10 sample=100 sample=1000 sample=10000"
+# shellcheck disable=SC2086
+perf_table "${BIG_LINES:-100000}" "$ROUNDS" $fast
+}
+
+for part in $PARTS; do
+	case $part in
+	detection | slowdown) "$part" ;;
+	*) echo "unknown part '$part' (PARTS: detection slowdown)"; exit 2 ;;
+	esac
 done
 rm -rf "$t"
