@@ -86,6 +86,12 @@ static struct slab **slab_tab;
 static size_t slabs_used;
 static struct slab *partial[NCLASSES];
 static struct large *buckets[LARGE_BUCKETS];
+/*
+ * Every large mapping ever made lies in [large_lo, large_hi): free() of a
+ * glibc pointer in sampled mode asks whether it is ours, and this answers
+ * "no" for glibc's heap without a walk of all the buckets.
+ */
+static uintptr_t large_lo = UINTPTR_MAX, large_hi;
 static struct large *large_free;
 static struct qentry *quar;
 static size_t qhead, qcount, qbytes;
@@ -375,6 +381,10 @@ static void *alloc_large(size_t size, size_t align, uint32_t stack, pid_t tid)
 	if (m == MAP_FAILED)
 		return NULL;
 	map = (uintptr_t)m;
+	if (map < large_lo)
+		large_lo = map;
+	if (map + map_len > large_hi)
+		large_hi = map + map_len;
 	p = am_round_down(map + map_len - AM_BLOCK - body, align);
 	u0 = am_round_down(p, AM_BLOCK);
 	u1 = am_round_up(p + (size ? size : 1), AM_BLOCK);
@@ -467,6 +477,8 @@ static struct large *large_exact(uintptr_t p)
 
 static struct large *large_containing(uintptr_t a)
 {
+	if (a < large_lo || a >= large_hi)
+		return NULL;
 	for (size_t i = 0; i < LARGE_BUCKETS; i++)
 		for (struct large *lg = buckets[i]; lg; lg = lg->next)
 			if (a >= lg->map && a < lg->map + lg->map_len)

@@ -22,7 +22,7 @@
 #define AM_SMALL_MAX	(16UL * 1024)	/* largest slot; above: own mapping */
 #define AM_STACK_MAX	16
 /* sample=N of mode=sample without a rate (see the benchmark in README.md). */
-#define AM_DEFAULT_SAMPLE	1000
+#define AM_DEFAULT_SAMPLE	10000
 #define AM_REPORT_EXIT	86		/* default exit status after a report */
 #define AM_CONFIG_EXIT	2		/* bad options, no ADI */
 
