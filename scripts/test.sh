@@ -36,6 +36,8 @@ khdr=$(kobj "$variant")/usr/include
 for s in "${suites[@]}"; do
 	QEMU_ARGS="" TIMEOUT=600
 	[ -f "$REPO/tests/$s/suite.conf" ] && . "$REPO/tests/$s/suite.conf"
+	# KASAN, lockdep and DEBUG_VM make the debug kernel several times slower.
+	[ "$variant" = debug ] && TIMEOUT=$((TIMEOUT * 4))
 	if [ -f "$REPO/tests/$s/Makefile" ]; then
 		say "building suite $s"
 		make -s -C "$REPO/tests/$s" OUT="$BUILD/tests/$s" KHDR="$khdr" ||

@@ -329,39 +329,73 @@ static void pfns(char *p, int n, uint64_t *pfn)
 		close(fd);
 }
 
+/* Try to put the pages of @p..@p+@len on @node only (a hint, no move). */
+static void prefer_node(char *p, size_t len, int node)
+{
+	unsigned long mask = 1UL << node;
+
+	if (getenv("LK417_NUMA") && !strcmp(getenv("LK417_NUMA"), "1"))
+		syscall(SYS_mbind, p, len, MPOL_PREFERRED, &mask, 8 * sizeof(mask), 0);
+}
+
+static int compact_node0(void)
+{
+	int fd = open("/sys/devices/system/node/node0/compact", O_WRONLY);
+
+	if (fd < 0)
+		fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
+	if (fd < 0)
+		return -1;
+	if (write(fd, "1", 1) != 1) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+/*
+ * The compactor moves the used pages at the bottom of a zone into free
+ * pages at its top.  Spread the region thin: fault its pages in one by
+ * one between large fillers, then free the fillers, so that the region's
+ * pages sit among free memory over a wide span of node 0 and those in
+ * the lower part must move.
+ */
 static void test_compaction(void)
 {
 	enum { N = 64 };
-	size_t len = N * PG, filler = 96UL << 20;
+	size_t len = N * PG, gap = 3UL << 20;
 	uint64_t before[N], after[N];
-	char *p, *fill;
-	int fd, moved = 0;
+	char *p = adi_map(len), *fill;
+	int moved = 0, tries;
 
-	/*
-	 * Scatter the region among pages that are then freed, so that the
-	 * compactor has holes to fill with it.
-	 */
-	fill = mmap(NULL, filler, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	memset(fill, 1, filler);
-	p = adi_map(len);
+	fill = mmap(NULL, N * gap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fill == MAP_FAILED) {
+		tap_ok(0, "compaction: map %zu MiB of filler (%s)", N * gap >> 20, strerror(errno));
+		return;
+	}
+	prefer_node(fill, N * gap, 0);
+	prefer_node(p, len, 0);
+	for (int i = 0; i < N; i++) {
+		memset(fill + i * gap, 1, gap);
+		p[i * PG] = 0;
+	}
 	version_region(p, len);
-	munmap(fill, filler);
+	munmap(fill, N * gap);
 	pfns(p, N, before);
-	fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
-	if (fd < 0 || write(fd, "1", 1) != 1) {
-		tap_skip("no /proc/sys/vm/compact_memory", "compaction");
-		return;
+	/* A page on a per-CPU LRU batch is not isolated: a second pass gets it. */
+	for (tries = 0; tries < 3 && !moved; tries++) {
+		if (compact_node0()) {
+			tap_skip("no compaction control in sysfs or procfs", "compaction");
+			return;
+		}
+		pfns(p, N, after);
+		for (int i = 0; i < N; i++)
+			moved += before[i] && after[i] && before[i] != after[i];
 	}
-	close(fd);
-	pfns(p, N, after);
-	for (int i = 0; i < N; i++)
-		moved += before[i] && after[i] && before[i] != after[i];
-	if (!moved) {
-		tap_skip("compaction moved none of the region's pages", "compaction keeps versions");
-		return;
-	}
+	tap_ok(moved > 0, "compaction moved %d of the %d spread-out versioned pages (%d pass(es))",
+	       moved, N, tries);
 	tap_ok(verify_region(p, len) && mismatch_caught(p),
-	       "compaction moved %d of %d versioned pages: every version kept", moved, N);
+	       "after compaction every block keeps its version and data");
 }
 
 /* AnonHugePages of the mapping at @p, in kB. */
@@ -619,7 +653,8 @@ static void stress_worker(unsigned int seed, int seconds)
 
 static void test_stress(void)
 {
-	int seconds = getenv("LK417_STRESS") ? 600 : 30, failed = 0, status;
+	const char *stress = getenv("LK417_STRESS");
+	int seconds = stress && !strcmp(stress, "1") ? 600 : 30, failed = 0, status;
 	unsigned int seed = (unsigned int)time(NULL);
 
 	tap_diag("stress: 4 processes for %d s, seed %u", seconds, seed);
