@@ -502,6 +502,55 @@ static void ksm_write(const char *name, const char *value)
 	}
 }
 
+/*
+ * Pages of @p..@p+@n pages that share their frame with another page of
+ * the range: merged by KSM.  (6.12's /proc/kpageflags cannot tell: it
+ * reports KPF_KSM for every anonymous page.)
+ */
+static int ksm_pages_in(char *p, int n)
+{
+	uint64_t pfn[64];
+	int count = 0;
+
+	if (n > 64)
+		return -1;
+	pfns(p, n, pfn);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (j != i && pfn[i] && pfn[i] == pfn[j]) {
+				count++;
+				break;
+			}
+	return count;
+}
+
+/*
+ * In a process with KSM on for all its memory, mprotect(PROT_ADI) on
+ * plain memory that ksmd has merged takes it out of KSM: the pages are
+ * unmerged, take versions of their own and are never merged again.
+ */
+static void unmerge_by_mprotect(char *plain, size_t len)
+{
+	int n = len / PG, merged = ksm_pages_in(plain, n), ret, ok = 1;
+	long full;
+
+	ret = mprotect(plain, len, PROT_READ | PROT_WRITE | PROT_ADI);
+	tap_ok(merged > 0 && ret == 0 && ksm_pages_in(plain, n) == 0,
+	       "mprotect(PROT_ADI) on merged pages of a merge-all process succeeds and unmerges them (%d merged before, %s)",
+	       merged, ret ? strerror(errno) : "ok");
+	for (int i = 0; i < n; i++)
+		must_set_version(plain + i * PG, PG, 1 + i % 14);
+	full = ksm_value("full_scans");
+	while (ksm_value("full_scans") < full + 3)
+		usleep(20000);
+	for (int i = 0; i < n; i++)
+		ok &= adi_get_version(plain + i * PG + PG - BLK) == 1 + i % 14 &&
+		      *(volatile uint64_t *)adi_make_ptr(plain + i * PG, 1 + i % 14) == 0x5a5a5a5a5a5a5a5aULL;
+	tap_ok(ok && ksm_pages_in(plain, n) == 0,
+	       "those pages keep their own versions and data and ksmd leaves them alone (%d merged)",
+	       ksm_pages_in(plain, n));
+}
+
 static void test_ksm(void)
 {
 	size_t len = 32 * PG;
@@ -535,6 +584,7 @@ static void test_ksm(void)
 		usleep(20000);
 	tap_ok(ksm_value("pages_sharing") > 0, "control: ksmd merges identical plain pages (sharing %ld)",
 	       ksm_value("pages_sharing"));
+	unmerge_by_mprotect(plain, len);
 	ksm_write("run", "2");
 }
 
