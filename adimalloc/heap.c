@@ -486,27 +486,11 @@ static struct large *large_containing(uintptr_t a)
 	return NULL;
 }
 
-bool am_heap_find_exact(uintptr_t p, struct am_chunk *c)
-{
-	struct slab *s = slab_of(p);
-	struct large *lg;
-
-	if (s) {
-		uint32_t idx = (uint32_t)((p - s->base) / s->slot_size);
-
-		if (idx >= s->fresh)
-			return false;
-		slot_chunk(s, idx, c);
-		return c->start == p && c->version;
-	}
-	lg = large_exact(p);
-	if (!lg)
-		return false;
-	large_chunk(lg, c);
-	return true;
-}
-
-bool am_heap_find_containing(uintptr_t a, struct am_chunk *c)
+/*
+ * The allocation (any state) whose slot or mapping holds @a; with @exact,
+ * only one whose user pointer is @a.  A slot never used has version 0.
+ */
+static bool find_chunk(uintptr_t a, bool exact, struct am_chunk *c)
 {
 	struct slab *s = slab_of(a);
 	struct large *lg;
@@ -517,13 +501,23 @@ bool am_heap_find_containing(uintptr_t a, struct am_chunk *c)
 		if (idx >= s->fresh || !s->slots[idx].version)
 			return false;
 		slot_chunk(s, idx, c);
-		return true;
+		return !exact || c->start == a;
 	}
-	lg = large_containing(a);
+	lg = exact ? large_exact(a) : large_containing(a);
 	if (!lg)
 		return false;
 	large_chunk(lg, c);
 	return true;
+}
+
+bool am_heap_find_exact(uintptr_t p, struct am_chunk *c)
+{
+	return find_chunk(p, true, c);
+}
+
+bool am_heap_find_containing(uintptr_t a, struct am_chunk *c)
+{
+	return find_chunk(a, false, c);
 }
 
 /*

@@ -271,46 +271,53 @@ static int all_on_node(char *p, int n, int node)
 	return ok;
 }
 
-static void test_mbind(void)
+static int move_by_mbind(char *p, size_t len, int node)
+{
+	unsigned long mask = 1UL << node;
+
+	return syscall(SYS_mbind, p, len, MPOL_BIND, &mask, 8 * sizeof(mask),
+		       MPOL_MF_MOVE | MPOL_MF_STRICT) == 0;
+}
+
+/* The whole process, as cpuset and numactl --migrate do. */
+static int move_by_migrate_pages(char *p, size_t len, int node)
+{
+	unsigned long from = 1UL << (1 - node), to = 1UL << node;
+
+	(void)p;
+	(void)len;
+	return syscall(SYS_migrate_pages, 0, 8 * sizeof(from), &from, &to) >= 0;
+}
+
+/* A versioned region, moved to node 1, 0, 1, 0 by @move; checked each time. */
+static int bounce_between_nodes(int (*move)(char *p, size_t len, int node))
 {
 	size_t len = 8 * PG;
 	char *p = adi_map(len);
 	int ok = 1;
 
-	if (!two_nodes("mbind"))
-		return;
 	version_region(p, len);
 	for (int round = 0; round < 4; round++) {
 		int node = (round + 1) % 2;
-		unsigned long mask = 1UL << node;
 
-		if (syscall(SYS_mbind, p, len, MPOL_BIND, &mask, 8 * sizeof(mask),
-			    MPOL_MF_MOVE | MPOL_MF_STRICT))
-			ok = 0;
+		ok &= move(p, len, node);
 		ok &= all_on_node(p, 8, node) && verify_region(p, len);
 	}
-	tap_ok(ok, "mbind(MPOL_BIND, MPOL_MF_MOVE) back and forth keeps every version");
+	return ok;
+}
+
+static void test_mbind(void)
+{
+	if (two_nodes("mbind"))
+		tap_ok(bounce_between_nodes(move_by_mbind),
+		       "mbind(MPOL_BIND, MPOL_MF_MOVE) back and forth keeps every version");
 }
 
 static void test_migrate_pages(void)
 {
-	size_t len = 8 * PG;
-	char *p = adi_map(len);
-	int ok = 1;
-
-	if (!two_nodes("migrate_pages"))
-		return;
-	version_region(p, len);
-	for (int round = 0; round < 4; round++) {
-		int node = (round + 1) % 2;
-		unsigned long from = 1UL << (1 - node), to = 1UL << node;
-
-		/* The whole process, as cpuset and numactl --migrate do. */
-		if (syscall(SYS_migrate_pages, 0, 8 * sizeof(from), &from, &to) < 0)
-			ok = 0;
-		ok &= all_on_node(p, 8, node) && verify_region(p, len);
-	}
-	tap_ok(ok, "migrate_pages of the whole process back and forth keeps every version");
+	if (two_nodes("migrate_pages"))
+		tap_ok(bounce_between_nodes(move_by_migrate_pages),
+		       "migrate_pages of the whole process back and forth keeps every version");
 }
 
 /* The page frame of each page of @p (0 when not readable). */

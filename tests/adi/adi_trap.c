@@ -62,6 +62,29 @@ static int step_to_exit(pid_t pid, int *status,
 	return steps;
 }
 
+/*
+ * Fork a child that stops for us (PTRACE_TRACEME) and then runs
+ * @body(mem, @version) on a page versioned @version, and single-step it to
+ * its exit as step_to_exit() does.  Its exit status is 0 when @body
+ * returned true.
+ */
+static int step_child(int (*body)(uint64_t *mem, unsigned int version), unsigned int version,
+		      int *status, void (*at_stop)(const struct user_regs_struct *regs, void *arg),
+		      void *arg)
+{
+	uint64_t *mem = adi_map(4096);
+	pid_t pid;
+
+	must_set_version(mem, 4096, version);
+	pid = fork();
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		_exit(body(mem, version) ? 0 : 1);
+	}
+	return step_to_exit(pid, status, at_stop, arg);
+}
+
 /* The tracer must never see a stripped pointer or our TF. */
 static void count_versioned(const struct user_regs_struct *regs, void *arg)
 {
@@ -73,22 +96,16 @@ static void count_versioned(const struct user_regs_struct *regs, void *arg)
 			++*(int *)arg;
 }
 
+static int sum_through_versioned(uint64_t *mem, unsigned int version)
+{
+	return work(adi_make_ptr(mem, version), 40) == expected(40);
+}
+
 static void test_ptrace_step(void)
 {
-	uint64_t *mem = adi_map(4096);
-	int status, steps = 0, tagged_seen = 0;
-	pid_t pid;
+	int status, steps, tagged_seen = 0;
 
-	must_set_version(mem, 4096, 7);
-	pid = fork();
-	if (pid == 0) {
-		volatile uint64_t *p = adi_make_ptr(mem, 7);
-
-		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-		raise(SIGSTOP);
-		_exit(work(p, 40) == expected(40) ? 0 : 1);
-	}
-	steps = step_to_exit(pid, &status, count_versioned, &tagged_seen);
+	steps = step_child(sum_through_versioned, 7, &status, count_versioned, &tagged_seen);
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	       "ptrace single-stepping through checked accesses: the program computes the right sum (%d steps)",
 	       steps);
@@ -122,22 +139,19 @@ static void count_after_store(const struct user_regs_struct *regs, void *arg)
 		++*(int *)arg;
 }
 
+static int store_through_itself(uint64_t *mem, unsigned int version)
+{
+	uint64_t *p = adi_make_ptr(mem + 2, version);
+
+	return self_store(p) && mem[2] == (uint64_t)p;
+}
+
 static void test_ptrace_step_emulated(void)
 {
-	uint64_t *mem = adi_map(4096);
-	int status, steps = 0, stopped_after_store = 0;
-	pid_t pid;
+	int status, steps, stopped_after_store = 0;
 
-	must_set_version(mem, 4096, 3);
-	pid = fork();
-	if (pid == 0) {
-		uint64_t *p = adi_make_ptr(mem + 2, 3);
-
-		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-		raise(SIGSTOP);
-		_exit(self_store(p) && mem[2] == (uint64_t)p ? 0 : 1);
-	}
-	steps = step_to_exit(pid, &status, count_after_store, &stopped_after_store);
+	steps = step_child(store_through_itself, 3, &status, count_after_store,
+			   &stopped_after_store);
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	       "single-stepping a pointer stored through itself: stored and compared whole (%d steps)",
 	       steps);
