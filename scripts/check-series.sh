@@ -5,11 +5,14 @@
 # (symbols a patch does not know yet are dropped by olddefconfig).
 # Reports each patch's result and compiler warnings; exit 1 on any failure.
 #
-# Usage: scripts/check-series.sh [FIRST]   start at patch number FIRST
+# Usage: scripts/check-series.sh [FIRST [LAST]]   build patches FIRST..LAST
+#        (default: all); earlier patches are applied without a build
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 setup_ccache
 first=${1:-1}
+last=${2:-9999}
+case "$first$last" in *[!0-9]*) die "FIRST and LAST are patch numbers" ;; esac
 tree=$BUILD/series-check
 obj=$BUILD/obj-series
 [ -f "$(kobj default)/.config" ] || die "build the default kernel first (make kernel)"
@@ -27,6 +30,7 @@ for p in "${patches[@]}"; do
 	git -C "$tree" -c user.name=check -c user.email=check@lk417.invalid \
 		am -q --committer-date-is-author-date "$KPATCHES/$p"
 	[ "$n" -ge "$first" ] || continue
+	[ "$n" -le "$last" ] || break
 	start=$(date +%s)
 	if make -C "$tree" O="$obj" -j"$(nproc)" CC="$KCC" HOSTCC="$KCC" LOCALVERSION= \
 		olddefconfig bzImage >"$obj/build-$n.log" 2>&1; then
