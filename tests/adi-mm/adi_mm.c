@@ -151,9 +151,9 @@ static void join_cgroup(void)
  * until reclaim comes back for them: ask the cgroup to reclaim until they
  * are gone.
  */
-static int push_out(char *p, size_t len)
+static int push_out_tries(char *p, size_t len, int tries)
 {
-	for (int i = 0; i < 250 && resident_pages(p, len) > 0; i++) {
+	for (int i = 0; i < tries && resident_pages(p, len) > 0; i++) {
 		FILE *f = fopen(CGROUP "/memory.reclaim", "w");
 
 		madvise(p, len, MADV_PAGEOUT);
@@ -164,6 +164,11 @@ static int push_out(char *p, size_t len)
 		}
 	}
 	return resident_pages(p, len);
+}
+
+static int push_out(char *p, size_t len)
+{
+	return push_out_tries(p, len, 250);
 }
 
 static void pageout_and_verify(const char *what, char *p, size_t len)
@@ -204,6 +209,74 @@ static void test_swap(void)
 	mprotect(m, len, PROT_READ | PROT_WRITE | PROT_ADI);
 	shmctl(id, IPC_RMID, NULL);
 	pageout_and_verify("SysV shm", m, len);
+}
+
+static int write_str(const char *path, const char *value)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(value, f);
+	return fclose(f);
+}
+
+/*
+ * Make every allocation from the version store's slab cache fail, or stop
+ * that.  Needs CONFIG_FAILSLAB with its debugfs files and a cache of its
+ * own (the suite boots with slab_nomerge; a merged cache refuses).  Quiet:
+ * a stack dump per failure would count as a kernel splat.
+ */
+static int fail_version_allocations(int on)
+{
+	static const char *const setup[][2] = {
+		{ "/sys/kernel/debug/failslab/verbose", "0" },
+		{ "/sys/kernel/debug/failslab/cache-filter", "Y" },
+		{ "/sys/kernel/debug/failslab/ignore-gfp-wait", "N" },
+		{ "/sys/kernel/debug/failslab/task-filter", "N" },
+		{ "/sys/kernel/debug/failslab/interval", "1" },
+		{ "/sys/kernel/debug/failslab/times", "-1" },
+		{ "/sys/kernel/debug/failslab/probability", "100" },
+	};
+
+	if (!on)
+		return write_str("/sys/kernel/slab/adi_tags/failslab", "0");
+	for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++)
+		if (write_str(setup[i][0], setup[i][1]))
+			return -1;
+	return write_str("/sys/kernel/slab/adi_tags/failslab", "1");
+}
+
+/* No memory to save versions for swap: the pages must stay in memory. */
+static void test_swap_save_failure(void)
+{
+	size_t len = 16 * PG;
+	char *p = adi_map(len);
+	long failures = adi_counter("swap_save_failures");
+	int resident;
+
+	if (!getenv("LK417_SWAP_DEV")) {
+		tap_skip("no swap disk", "swap save failure");
+		return;
+	}
+	version_region(p, len);
+	if (fail_version_allocations(1)) {
+		fail_version_allocations(0);
+		tap_skip("no slab fault injection for the adi_tags cache (CONFIG_FAILSLAB, slab_nomerge)",
+			 "swap save failure");
+		return;
+	}
+	resident = push_out_tries(p, len, 20);
+	fail_version_allocations(0);
+	tap_ok(resident == (int)(len / PG) && adi_counter("swap_save_failures") > failures,
+	       "no memory for saved versions: the versioned pages stay in memory (resident %d of %zu, %ld save failures)",
+	       resident, len / PG, adi_counter("swap_save_failures") - failures);
+	tap_ok(verify_region(p, len) && mismatch_caught(p),
+	       "those pages keep every version and byte");
+	resident = push_out(p, len);
+	tap_ok(resident == 0 && verify_region(p, len) && mismatch_caught(p),
+	       "with memory back they go to swap and return with their versions (resident %d)",
+	       resident);
 }
 
 static void test_no_leak(void)
@@ -740,6 +813,7 @@ int main(void)
 	}
 	tap_group("cow", test_cow);
 	tap_group("swap", test_swap);
+	tap_group("swap-save-failure", test_swap_save_failure);
 	tap_group("no-leak", test_no_leak);
 	tap_group("move-pages", test_move_pages);
 	tap_group("mbind", test_mbind);
