@@ -86,7 +86,13 @@ qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot
 	-virtfs "local,path=$out,mount_tag=scratch,security_model=none,multidevs=remap")
 cmdline="console=ttyS0 loglevel=5 panic=-1 root=root rootfstype=9p"
 cmdline+=" rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144 ro"
-cmdline+=" init=$REPO/guest/init.sh $append"
+cmdline+=" init=$REPO/guest/init.sh"
+# KASAN and lockdep under TCG boot tens of times slower than hardware: at
+# the default 21 s, RCU warns of a stalled grace-period start during boot
+# (twice in five debug boots here).  The longest limit RCU accepts keeps
+# real stalls reported.
+if [ "$variant" = debug ]; then cmdline+=" rcupdate.rcu_cpu_stall_timeout=300"; fi
+cmdline+=" $append"
 
 # KVM verdict per machine (and QEMU version): a probe boot with a short
 # limit.  On these machines /dev/kvm may be served by a PVM module that
