@@ -13,17 +13,20 @@ setup_ccache
 first=${1:-1}
 last=${2:-9999}
 case "$first$last" in *[!0-9]*) die "FIRST and LAST are patch numbers" ;; esac
+[ "$first" -ge 1 ] && [ "$last" -ge "$first" ] || die "need 1 <= FIRST <= LAST (got $first $last)"
 tree=$BUILD/series-check
 obj=$BUILD/obj-series
 [ -f "$(kobj default)/.config" ] || die "build the default kernel first (make kernel)"
 [ -d "$KSRC/.git" ] || die "no work tree (make tree)"
+
+mapfile -t patches < <(grep -v '^#' "$KPATCHES/series" | grep .)
+[ "$first" -le ${#patches[@]} ] || die "FIRST $first is past the last patch (${#patches[@]})"
 
 rm -rf "$tree"
 git -C "$KSRC" worktree prune
 git -C "$KSRC" worktree add -q --detach "$tree" lk417-base
 mkdir -p "$obj"
 cp "$(kobj default)/.config" "$obj/.config"
-mapfile -t patches < <(grep -v '^#' "$KPATCHES/series" | grep .)
 fail=0 n=0
 for p in "${patches[@]}"; do
 	n=$((n + 1))

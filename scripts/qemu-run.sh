@@ -158,7 +158,7 @@ fi
 	echo "LK417_NUMA=$numa"
 	echo "LK417_REPO='$REPO'"
 	# make stress: suites run their long variants.
-	echo "LK417_STRESS=${LK417_STRESS:-0}"
+	echo "LK417_STRESS='${LK417_STRESS:-0}'"
 } >"$out/env"
 if [ -n "$swap" ]; then
 	truncate -s "${swap_mib}M" "$out/swap.img"

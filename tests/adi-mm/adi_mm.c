@@ -121,29 +121,29 @@ static void test_cow(void)
 
 #define CGROUP "/sys/fs/cgroup/adi-mm"
 
+/* Write @value to @path: 0, or -1 when it cannot be opened or written. */
+static int write_file(const char *path, const char *value)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(value, f);
+	return fclose(f);
+}
+
 /* Run in a memory cgroup of our own, so that memory.reclaim reaches us. */
 static void join_cgroup(void)
 {
-	FILE *f;
+	char pid[32];
 
 	/* Processes live in leaves: adi-mm/main, adi-mm/pressure. */
 	mkdir(CGROUP, 0755);
-	f = fopen("/sys/fs/cgroup/cgroup.subtree_control", "w");
-	if (f) {
-		fputs("+memory", f);
-		fclose(f);
-	}
+	write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
 	mkdir(CGROUP "/main", 0755);
-	f = fopen(CGROUP "/cgroup.subtree_control", "w");
-	if (f) {
-		fputs("+memory", f);
-		fclose(f);
-	}
-	f = fopen(CGROUP "/main/cgroup.procs", "w");
-	if (f) {
-		fprintf(f, "%d\n", getpid());
-		fclose(f);
-	}
+	write_file(CGROUP "/cgroup.subtree_control", "+memory");
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	write_file(CGROUP "/main/cgroup.procs", pid);
 }
 
 /*
@@ -211,16 +211,6 @@ static void test_swap(void)
 	pageout_and_verify("SysV shm", m, len);
 }
 
-static int write_str(const char *path, const char *value)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	fputs(value, f);
-	return fclose(f);
-}
-
 /*
  * Make every allocation from the version store's slab cache fail, or stop
  * that.  Needs CONFIG_FAILSLAB with its debugfs files and a cache of its
@@ -240,11 +230,11 @@ static int fail_version_allocations(int on)
 	};
 
 	if (!on)
-		return write_str("/sys/kernel/slab/adi_tags/failslab", "0");
+		return write_file("/sys/kernel/slab/adi_tags/failslab", "0");
 	for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++)
-		if (write_str(setup[i][0], setup[i][1]))
+		if (write_file(setup[i][0], setup[i][1]))
 			return -1;
-	return write_str("/sys/kernel/slab/adi_tags/failslab", "1");
+	return write_file("/sys/kernel/slab/adi_tags/failslab", "1");
 }
 
 /* No memory to save versions for swap: the pages must stay in memory. */
@@ -572,14 +562,9 @@ static long ksm_value(const char *name)
 static void ksm_write(const char *name, const char *value)
 {
 	char path[128];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
-	f = fopen(path, "w");
-	if (f) {
-		fputs(value, f);
-		fclose(f);
-	}
+	write_file(path, value);
 }
 
 /*
@@ -689,16 +674,6 @@ static size_t verify_pages(char *p, size_t len)
 			bad++;
 	}
 	return bad;
-}
-
-static void write_file(const char *path, const char *value)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(value, f);
-		fclose(f);
-	}
 }
 
 /* A working set three times the cgroup's memory limit goes through swap. */

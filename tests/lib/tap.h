@@ -116,8 +116,10 @@ static inline void tap_group(const char *name, void (*fn)(void))
 	int status;
 	pid_t pid;
 
-	if (!tap_group_selected(name))
+	if (!tap_group_selected(name)) {
+		tap_diag("group %s not run: not in TAP_GROUPS", name);
 		return;
+	}
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0) {
