@@ -13,12 +13,14 @@
 #   make kernel / kernel-debug   just build
 #   make checkpatch run scripts/checkpatch.pl --strict on every patch
 #   make check-series   build the kernel after each patch of the series
+#   make check-defconfig   build the series in x86_64 defconfig (with and
+#                   without IA32_EMULATION) and each ADI header on its own
 
 SHELL := /bin/bash
 S := scripts
 
 .PHONY: help deps tree kernel kernel-debug run shell test bench stress \
-	export-patches tree-reset checkpatch check-series clean
+	export-patches tree-reset checkpatch check-series check-defconfig clean
 
 help:
 	@awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' Makefile
@@ -46,6 +48,9 @@ checkpatch: tree
 
 check-series: kernel
 	@$(S)/check-series.sh
+
+check-defconfig: tree
+	@$(S)/check-defconfig.sh
 
 run: kernel
 	@$(S)/demo.sh

@@ -313,6 +313,15 @@ static void test_strings(void)
 	n = 1000;
 	sig = TRY(__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(0xab) : "memory"));
 	tap_ok(is_adi_derr() && unchanged(), "rep stosb: mismatch caught, nothing written");
+	/* es:rdi cannot be overridden: an fs prefix changes nothing (fs is TLS). */
+	fill();
+	d = good(200);
+	n = 100;
+	sig = TRY(__asm__ volatile("fs rep stosb" : "+D"(d), "+c"(n) : "a"(0xcd) : "memory"));
+	tap_ok(!sig && n == 0 && (unsigned char)mem[200] == 0xcd && (unsigned char)mem[299] == 0xcd &&
+	       mem[300] == (char)(300 * 7 + 1),
+	       "fs rep stosb: the prefix does not apply to es:rdi, range filled (got signal %d, rcx %lu; want 0, 0)",
+	       sig, (unsigned long)n);
 
 	fill();
 	d = good(512);
