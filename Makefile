@@ -15,12 +15,14 @@
 #   make check-series   build the kernel after each patch of the series
 #   make check-defconfig   build the series in x86_64 defconfig (with and
 #                   without IA32_EMULATION) and each ADI header on its own
+#   make check-deps check that scripts/deps.sh installs every command,
+#                   library and header the scripts, tests and benchmarks use
 
 SHELL := /bin/bash
 S := scripts
 
 .PHONY: help deps tree kernel kernel-debug run shell test bench stress \
-	export-patches tree-reset checkpatch check-series check-defconfig clean
+	export-patches tree-reset checkpatch check-series check-defconfig check-deps clean
 
 help:
 	@awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' Makefile
@@ -51,6 +53,10 @@ check-series: kernel
 
 check-defconfig: tree
 	@$(S)/check-defconfig.sh
+
+# Reads the sources and the package lists only: no kernel tree needed.
+check-deps:
+	@$(S)/check-deps.sh
 
 run: kernel
 	@$(S)/demo.sh

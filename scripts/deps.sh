@@ -1,18 +1,29 @@
 #!/bin/bash
 # Install the Debian packages the build, the runner, the tests and the
 # benchmarks need.
-# Usage: scripts/deps.sh   (as root; quiet when everything is present)
+# Usage: scripts/deps.sh          (as root; quiet when everything is present)
+#        scripts/deps.sh --list   print the packages, one a line
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-want=$(cat <<'LIST'
+# The list: package names separated by blanks, "#" starts a comment.  It is
+# kept here only: scripts/check-deps.sh (make check-deps) reads it through
+# --list and checks that these packages, with their dependencies and
+# Debian's required packages, provide every command, library and header the
+# repository uses.
+want=$(sed 's/#.*//' <<'LIST' | tr -s ' \t' '\n' | sed '/^$/d'
 linux-source-6.12 qemu-system-x86 ccache gcc make flex bison bc
 libelf-dev libssl-dev cpio kmod xz-utils rsync git
 clang llvm libbpf-dev bpftool iproute2 util-linux
 e2fsprogs libcap-dev libnuma-dev python3-ply python3-git
 g++ sqlite3 time valgrind electric-fence
+jq		# reads the sockmsg tool's JSON: tests/sockmap/run, bench/sockmap/guest.sh
 LIST
 )
+if [ "${1:-}" = --list ]; then
+	echo "$want"
+	exit 0
+fi
 missing=()
 for p in $want; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
