@@ -4,10 +4,11 @@
  * page split into 512 pages (versions are kept per page: the split must
  * hand each subpage its own), the shared zero page (a page every process
  * reads: versioning it would version everyone's never-written memory),
- * and copy-on-write (re-versioning one side must not re-version the
- * other).
+ * copy-on-write (re-versioning one side must not re-version the
+ * other), and the memory cgroup that pays for the versions' records.
  */
 #include <poll.h>
+#include <sys/stat.h>
 
 #include "hostile.h"
 
@@ -358,11 +359,97 @@ static void test_cow_reversion(void)
 	check_finished("cow-reversion", &r, LIMIT_MS);
 }
 
+/* ---- memcg-charge ------------------------------------------------------- */
+
+/*
+ * Setting versions makes the kernel keep a record per page.  Those records
+ * must count against the caller's memory cgroup, or a process grows kernel
+ * memory past its limit; freeing the pages must give the charge back.
+ */
+#define MEMCG		"/sys/fs/cgroup/adi-hostile"
+#define MEMCG_LEN	(16UL << 20)
+#define MEMCG_PAGES	(MEMCG_LEN / 4096)
+#define RECORD_BYTES	32	/* one version per 64-byte block, 4 bits each */
+
+struct memcg_result {
+	int set_ret, set_err;
+	long before, versioned, freed;	/* slab_unreclaimable, bytes */
+};
+
+static struct memcg_result *mres;
+
+static long memcg_slab(void)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen(MEMCG "/memory.stat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "slab_unreclaimable %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static void memcg_child(void *arg)
+{
+	char *p;
+
+	(void)arg;
+	if (write_file(MEMCG "/cgroup.procs", "0"))
+		_exit(2);
+	p = mmap(NULL, MEMCG_LEN, PROT_READ | PROT_WRITE | PROT_ADI,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(3);
+	mres->before = memcg_slab();
+	mres->set_ret = adi_set_version(p, MEMCG_LEN, 5);
+	mres->set_err = errno;
+	mres->versioned = memcg_slab();
+	munmap(p, MEMCG_LEN);
+	mres->freed = memcg_slab();
+}
+
+static void test_memcg_charge(void)
+{
+	long want = MEMCG_PAGES * RECORD_BYTES, grew, kept;
+	struct bounded r;
+
+	write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	if (mkdir(MEMCG, 0755) && errno != EEXIST) {
+		tap_skip("no cgroup v2", "memcg-charge: mkdir %s: %s", MEMCG, strerror(errno));
+		return;
+	}
+	if (access(MEMCG "/memory.stat", R_OK)) {
+		tap_skip("no memory controller", "memcg-charge: %s/memory.stat: %s", MEMCG,
+			 strerror(errno));
+		rmdir(MEMCG);
+		return;
+	}
+	mres = hostile_shared(sizeof(*mres));
+	run_bounded(memcg_child, NULL, LIMIT_MS, &r);
+	check_finished("memcg-charge", &r, LIMIT_MS);
+	grew = mres->versioned - mres->before;
+	kept = mres->freed - mres->before;
+	tap_ok(mres->set_ret == 0, "memcg-charge: versions set on %lu pages (got %d %s, want 0)",
+	       MEMCG_PAGES, mres->set_ret, mres->set_ret ? strerror(mres->set_err) : "");
+	tap_ok(grew >= want,
+	       "memcg-charge: the cgroup pays for the version records (slab grew %ld bytes, want at least %ld)",
+	       grew, want);
+	tap_ok(kept < want / 2,
+	       "memcg-charge: freeing the pages gives the charge back (still %ld bytes over, want under %ld)",
+	       kept, want / 2);
+	rmdir(MEMCG);
+}
+
 int main(void)
 {
 	tap_init();
 	hostile_group("thp-split", test_thp_split);
 	hostile_group("zero-page", test_zero_page);
 	hostile_group("cow-reversion", test_cow_reversion);
+	hostile_group("memcg-charge", test_memcg_charge);
 	return tap_done();
 }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ADI versions through the life of memory: copy-on-write after fork,
- * swap (anonymous, memfd, SysV shm), NUMA migration, THP split and
- * collapse, hugetlbfs, KSM, and no saved versions left behind.
+ * ADI versions through the life of memory: copy-on-write after fork (and
+ * the copy fork makes at once of a page pinned for DMA), swap (anonymous,
+ * memfd, SysV shm), NUMA migration (of small and hugetlb pages), THP
+ * split and collapse (anonymous and shmem), hugetlbfs, KSM, and no saved
+ * versions left behind.
  */
 #include <fcntl.h>
+#include <linux/io_uring.h>
 #include <numaif.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -554,6 +558,118 @@ static void test_hugetlb(void)
 	}
 }
 
+/*
+ * fork() cannot share a page pinned for DMA copy-on-write: it copies it
+ * for the child at once (copy_present_page(), under the page table
+ * locks, where the versions' record cannot be allocated with sleeping).
+ * io_uring's registered buffers are such a pin.
+ */
+static void test_pinned_fork(void)
+{
+	size_t len = 4 * PG;
+	char *p = adi_map(len);
+	struct iovec iov = { p, len };
+	struct io_uring_params params = { 0 };
+	uint64_t parent_pfn[4];
+	int ring, status = -1;
+	pid_t pid;
+
+	ring = syscall(__NR_io_uring_setup, 4, &params);
+	if (ring < 0) {
+		tap_skip("no io_uring", "io_uring_setup: %s", strerror(errno));
+		return;
+	}
+	version_region(p, len);
+	if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1)) {
+		tap_ok(0, "io_uring pins the versioned buffer (got %s, want success)", strerror(errno));
+		close(ring);
+		return;
+	}
+	pfns(p, 4, parent_pfn);
+	pid = fork();
+	if (pid == 0) {
+		uint64_t child_pfn[4];
+		int copied = 1;
+
+		pfns(p, 4, child_pfn);
+		for (int i = 0; i < 4; i++)
+			copied &= child_pfn[i] && child_pfn[i] != parent_pfn[i];
+		if (!copied)
+			_exit(2);
+		_exit(verify_region(p, len) && mismatch_caught(p) ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "a pinned page copied at fork keeps every version in the child (got status %#x, want exit 0; exit 2: not copied, 1: versions lost)",
+	       status);
+	tap_ok(verify_region(p, len), "and the parent's pinned pages keep theirs");
+	close(ring);
+}
+
+/* khugepaged's file path: small shmem pages copied into a new huge page. */
+static void test_shmem_collapse(void)
+{
+	size_t hlen = 2UL << 20;
+	char *raw = mmap(NULL, 2 * hlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p = (char *)(((uintptr_t)raw + hlen - 1) & ~(hlen - 1));
+	int fd = memfd_create("adi-collapse", 0), ret;
+
+	if (raw == MAP_FAILED || fd < 0 || ftruncate(fd, hlen)) {
+		tap_ok(0, "memfd of 2 MiB (%s)", strerror(errno));
+		return;
+	}
+	/* File offset 0 at a 2 MiB boundary, so the huge page can be mapped. */
+	p = mmap(p, hlen, PROT_READ | PROT_WRITE | PROT_ADI, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (p == MAP_FAILED) {
+		tap_ok(0, "PROT_ADI on the memfd (%s)", strerror(errno));
+		return;
+	}
+	version_region(p, hlen);
+	ret = madvise(p, hlen, MADV_COLLAPSE);
+	tap_ok(ret == 0, "MADV_COLLAPSE made a huge page of versioned shmem pages (got %s, want success)",
+	       ret ? strerror(errno) : "success");
+	tap_ok(verify_region(p, hlen) && mismatch_caught(p),
+	       "the collapsed shmem huge page keeps every version");
+	munmap(raw, 2 * hlen);
+	close(fd);
+}
+
+/* A hugetlb page moved to the other node: 512 small copies, one record each. */
+static void test_hugetlb_migrate(void)
+{
+	size_t len = 2UL << 20;
+	int status, moves = 0, ok = 1;
+	void *page;
+	char *p;
+
+	if (!two_nodes("hugetlb migration"))
+		return;
+	write_file("/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "2");
+	write_file("/sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages", "2");
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_ADI,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (p == MAP_FAILED) {
+		tap_skip("no huge pages", "hugetlb migration: %s", strerror(errno));
+		return;
+	}
+	version_region(p, len);
+	page = p;
+	for (int round = 0; round < 4; round++) {
+		int node = round % 2, before = -1;
+
+		syscall(SYS_move_pages, 0, 1, &page, NULL, &before, 0);
+		if (syscall(SYS_move_pages, 0, 1, &page, &node, &status, MPOL_MF_MOVE) ||
+		    status != node)
+			ok = 0;
+		moves += before != node && status == node;
+		ok &= verify_region(p, len);
+	}
+	tap_ok(ok && moves >= 2,
+	       "move_pages of a versioned hugetlb page between nodes keeps every version (%d moves, want at least 2)",
+	       moves);
+	munmap(p, len);
+}
+
 static long ksm_value(const char *name)
 {
 	return read_number("/sys/kernel/mm/ksm", name);
@@ -796,6 +912,9 @@ int main(void)
 	tap_group("compaction", test_compaction);
 	tap_group("thp", test_thp);
 	tap_group("hugetlb", test_hugetlb);
+	tap_group("hugetlb-migrate", test_hugetlb_migrate);
+	tap_group("pinned-fork", test_pinned_fork);
+	tap_group("shmem-collapse", test_shmem_collapse);
 	tap_group("ksm", test_ksm);
 	tap_group("memcg-pressure", test_memcg_pressure);
 	tap_group("stress", test_stress);

@@ -451,6 +451,104 @@ static void test_self_operand(void)
 	       "addq %%reg, (%%reg): plain SIGSEGV, memory unchanged (code %d)", caught.code);
 }
 
+/*
+ * BMI and F16C: VEX.vvvv names a general-purpose register, read or
+ * written; vcvtph2ps reads half a vector.  Each result through the
+ * versioned pointer must be what the CPU gives for the whole pointer.
+ */
+#define WORD_OFF	384
+#define WORD_VALUE	0xfedcba9876543210UL
+
+static uint64_t *word_at(void)
+{
+	uint64_t *w = plain(WORD_OFF);
+
+	fill();
+	*w = WORD_VALUE;
+	return w;
+}
+
+static void test_vex_gpr(void)
+{
+	uint64_t x = WORD_VALUE, r, hi, mult = 0x10001;
+	void *p = good(WORD_OFF);
+	int sig;
+
+	if (!__builtin_cpu_supports("bmi") || !__builtin_cpu_supports("bmi2")) {
+		tap_skip("no BMI1/BMI2", "blsr, mulx, andn, pdep");
+		return;
+	}
+	word_at();
+	r = (uint64_t)p;
+	sig = TRY(__asm__ volatile("blsrq (%0), %0" : "+r"(r) : : "memory", "cc"));
+	tap_ok(!sig && r == (x & (x - 1)),
+	       "blsr into the address register: got %#lx, want %#lx (sig %d)",
+	       (unsigned long)r, (unsigned long)(x & (x - 1)), sig);
+
+	word_at();
+	r = (uint64_t)p;
+	sig = TRY(__asm__ volatile("blsmskq (%0), %0" : "+r"(r) : : "memory", "cc"));
+	tap_ok(!sig && r == (x ^ (x - 1)),
+	       "blsmsk into the address register: got %#lx, want %#lx (sig %d)",
+	       (unsigned long)r, (unsigned long)(x ^ (x - 1)), sig);
+
+	word_at();
+	r = (uint64_t)p;
+	sig = TRY(__asm__ volatile("mulxq (%0), %0, %1" : "+r"(r), "=r"(hi) : "d"(mult) : "memory"));
+	tap_ok(!sig && r == x * mult,
+	       "mulx low half into the address register: got %#lx, want %#lx (sig %d)",
+	       (unsigned long)r, (unsigned long)(x * mult), sig);
+
+	/*
+	 * The version is an input of the result: the right value or a plain
+	 * SIGSEGV (refused), never a value computed from a stripped pointer.
+	 */
+	word_at();
+	r = 0;
+	sig = TRY(__asm__ volatile("andnq (%1), %1, %0" : "=r"(r) : "r"(p) : "memory", "cc"));
+	tap_ok(sig ? sig == SIGSEGV && caught.code == 128 : r == (~(uint64_t)p & x),
+	       "andn with the address register as the inverted input: got %#lx (sig %d code %d), want %#lx or refused",
+	       (unsigned long)r, sig, sig ? caught.code : 0, (unsigned long)(~(uint64_t)p & x));
+
+	word_at();
+	r = 0;
+	sig = TRY(__asm__ volatile("mulxq (%%rdx), %0, %1" : "=r"(r), "=r"(hi) : "d"(p) : "memory"));
+	tap_ok(sig ? sig == SIGSEGV && caught.code == 128 : r == x * (uint64_t)p,
+	       "mulx through rdx, its own multiplier: got %#lx (sig %d code %d), want %#lx or refused",
+	       (unsigned long)r, sig, sig ? caught.code : 0, (unsigned long)(x * (uint64_t)p));
+
+	word_at();
+	r = (uint64_t)bad(WORD_OFF);
+	TRY(__asm__ volatile("blsrq (%0), %0" : "+r"(r) : : "memory", "cc"));
+	tap_ok(is_adi_perr(bad(WORD_OFF)), "blsr with a mismatching version: caught (sig %d code %d)",
+	       caught.signo, caught.code);
+}
+
+/* vcvtph2ps ymm reads 16 bytes: the last 16 of a block, not into the next. */
+static void test_f16c(void)
+{
+	uint64_t lo = 0, want = 0;
+	int sig;
+
+	if (!__builtin_cpu_supports("f16c") || !__builtin_cpu_supports("avx")) {
+		tap_skip("no F16C", "vcvtph2ps");
+		return;
+	}
+	fill();
+	__asm__ volatile("vcvtph2ps (%1), %%ymm0; vmovq %%xmm0, %0; vzeroupper"
+		     : "=r"(want) : "r"(plain(2032)) : "memory", "xmm0");
+	must_set_version(mem + 2048, 64, 9);
+	sig = TRY(__asm__ volatile("vcvtph2ps (%1), %%ymm0; vmovq %%xmm0, %0; vzeroupper"
+			       : "=r"(lo) : "r"(good(2032)) : "memory", "xmm0"));
+	tap_ok(!sig && lo == want,
+	       "vcvtph2ps ymm, the last 16 bytes of a block: got %#lx sig %d code %d, want %#lx, no signal",
+	       (unsigned long)lo, sig, sig ? caught.code : 0, (unsigned long)want);
+	fill();
+	TRY(__asm__ volatile("vcvtph2ps (%0), %%ymm0; vzeroupper" : : "r"(bad(2032)) : "memory", "xmm0"));
+	tap_ok(is_adi_perr(bad(2032)), "vcvtph2ps with a mismatching version: caught (sig %d code %d)",
+	       caught.signo, caught.code);
+}
+
 static void test_unsupported(void)
 {
 	int sig;
@@ -472,6 +570,8 @@ int main(void)
 	tap_group("strings", test_strings);
 	tap_group("self operand", test_self_operand);
 	tap_group("crossing", test_crossing);
+	tap_group("vex gpr operands", test_vex_gpr);
+	tap_group("f16c", test_f16c);
 	tap_group("unsupported", test_unsupported);
 	return tap_done();
 }
