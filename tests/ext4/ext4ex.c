@@ -10,6 +10,9 @@
  *                                        write, unmount, ext4_error count and
  *                                        kernel log against CORPUS/NAME.exp;
  *                                        exit 0 when all match, 1 otherwise
+ *   ext4ex klogtest                      self-test of the per-case kernel log
+ *                                        window; exit 0 when it holds only
+ *                                        what was logged inside it
  *   ext4ex ops MNT OP...                 run each OP under MNT:
  *      walk                 read the whole tree (stat, xattrs, data, links)
  *      stat:P               lstat
@@ -27,8 +30,8 @@
  */
 #include <stdarg.h>
 #include <strings.h>
-#include <sys/klog.h>
 #include <sys/mount.h>
+#include <time.h>
 #include "exercise.h"
 
 #define TRACE "/sys/kernel/tracing/trace"
@@ -206,41 +209,113 @@ static int copy_file(const char *from, const char *to)
 	return n == 0 ? 0 : -1;
 }
 
-/* The kernel log buffer (klogctl READ_ALL), NUL-terminated, malloc'ed. */
-static char *klog_all(void)
+/*
+ * The kernel log of one case.  The log has no text unique to a case
+ * (CONFIG_PRINTK_TIME is off, every image has the same UUID and the loop
+ * device is reused), so a case cannot find its start by searching for
+ * text.  A /dev/kmsg descriptor keeps its own position in the sequence
+ * of records instead: moved to the end when the case starts, it then
+ * reads exactly the records logged since.
+ */
+static int klog_open(void)
 {
-	int size = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0), n;
-	char *b;
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
-	if (size < 4096)
-		size = 1 << 20;
-	b = malloc(size + 1);
-	if (!b)
-		return NULL;
-	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, b, size);
-	b[n > 0 ? n : 0] = 0;
-	return b;
+	if (fd >= 0 && lseek(fd, 0, SEEK_END) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
-/* Lines logged since BEFORE was read: text after BEFORE's last line. */
-static const char *klog_since(const char *before, const char *now)
+/*
+ * The text of every record since klog_open(FD), one line each; malloc'ed,
+ * NULL on a read error.  A record reads as "prio,seq,ts,flags;text\n"
+ * then " KEY=value" lines, and only whole (one per read()).
+ */
+static char *klog_read(int fd)
 {
-	const char *last, *p;
-	size_t n = strlen(before);
+	static char rec[8192 + 1]; /* the kernel's largest record: smaller is EINVAL */
+	char *text = NULL, *semi;
+	size_t len;
+	FILE *m = open_memstream(&text, &len);
+	ssize_t n;
+	int err = 0;
 
-	if (!n)
-		return now;
-	/* Each line starts with a unique "<level>[ timestamp]" prefix. */
-	last = before + n - 1;
-	while (last > before && last[-1] != '\n')
-		last--;
-	if (last == before + n - 1 && last > before) { /* a trailing newline */
-		last--;
-		while (last > before && last[-1] != '\n')
-			last--;
+	if (!m)
+		return NULL;
+	for (;;) {
+		n = read(fd, rec, sizeof(rec) - 1);
+		/* EPIPE: records overwritten before we read them; reading goes on
+		 * from the oldest one left. */
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n <= 0) {
+			err = n < 0 && errno != EAGAIN; /* EAGAIN: no more records */
+			break;
+		}
+		rec[n] = 0;
+		semi = strchr(rec, ';');
+		if (semi)
+			fprintf(m, "%.*s\n", (int)strcspn(semi + 1, "\n"), semi + 1);
 	}
-	p = strstr(now, last);
-	return p ? p + strlen(last) : now;
+	if (fclose(m) || err) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/*
+ * "klogtest": the window of klog_open()/klog_read() must hold a line
+ * logged inside it and none logged before.  Logged in order: R, A, R,
+ * window opens, B, window closes.  The window must show B and not A.
+ * The old window (the text after the first copy of the last line of the
+ * log read at the start) failed this: that last line, "<12>R", also
+ * precedes A and, without timestamps, matches it, so A was taken in.  The
+ * cases' own last lines repeat the same way: each case ends with the same
+ * unmount line (same UUID, same loop device) as the first case.
+ */
+static int klog_test(void)
+{
+	char r[80], a[80], b[80], *log;
+	int out = open("/dev/kmsg", O_WRONLY | O_CLOEXEC), win, got_a, got_b;
+	long tag = (long)time(NULL) * 100000 + getpid(); /* unique to this run */
+
+	/* Each ends with a newline, as the kernel's own lines do: a record
+	 * without one stays open for a continuation, and neither /dev/kmsg
+	 * nor syslog(2) shows it until the next record closes it. */
+	snprintf(r, sizeof(r), "lk417 klogtest %ld: repeated\n", tag);
+	snprintf(a, sizeof(a), "lk417 klogtest %ld: before the window\n", tag);
+	snprintf(b, sizeof(b), "lk417 klogtest %ld: inside the window\n", tag);
+	if (out < 0 || write(out, r, strlen(r)) < 0 || write(out, a, strlen(a)) < 0 ||
+	    write(out, r, strlen(r)) < 0) {
+		printf("# klogtest: writing /dev/kmsg: %s\n", strerror(errno));
+		return 1;
+	}
+	win = klog_open();
+	if (win < 0 || write(out, b, strlen(b)) < 0 || !(log = klog_read(win))) {
+		printf("# klogtest: /dev/kmsg: %s\n", strerror(errno));
+		return 1;
+	}
+	got_a = strstr(log, a) != NULL;
+	got_b = strstr(log, b) != NULL;
+	printf("# klogtest: window holds the line logged inside it: got %s, want yes\n"
+	       "# klogtest: window holds the line logged before it: got %s, want no\n",
+	       got_b ? "yes" : "no", got_a ? "yes" : "no");
+	if (!got_b || got_a) {
+		printf("# klogtest: the window read:\n");
+		for (char *p = log, *nl; *p; p = nl + 1) {
+			nl = strchrnul(p, '\n');
+			printf("#   %.*s\n", (int)(nl - p), p);
+			if (!*nl)
+				break;
+		}
+	}
+	free(log);
+	close(win);
+	close(out);
+	return got_b && !got_a ? 0 : 1;
 }
 
 static int trace_count(void)
@@ -280,10 +355,9 @@ static int trace_count(void)
 static int run_case(const char *corpus, const char *name, const char *mode, const char *work)
 {
 	char path[4096], img[4096], dev[64], opts[256], *ops, *save = NULL, *tok;
-	int rw = !strncmp(mode, "rw,", 3), shut, down = 0, lfd, nerr, want_n, atleast;
-	const char *want, *got, *log;
-	char errs[32];
-	char *before, *after;
+	int rw = !strncmp(mode, "rw,", 3), shut, down = 0, lfd, kfd, nerr, want_n, atleast;
+	const char *want, *got;
+	char errs[32], *log;
 
 	snprintf(path, sizeof(path), "%s/%s.exp", corpus, name);
 	if (load_exp(path)) {
@@ -306,7 +380,11 @@ static int run_case(const char *corpus, const char *name, const char *mode, cons
 		problem("cannot copy %s", path);
 		return 1;
 	}
-	before = klog_all();
+	kfd = klog_open();
+	if (kfd < 0) {
+		problem("/dev/kmsg: %s", strerror(errno));
+		return 1;
+	}
 	close(open(TRACE, O_WRONLY | O_TRUNC));
 	lfd = loop_attach(img, dev, sizeof(dev));
 	if (lfd < 0) {
@@ -359,14 +437,15 @@ static int run_case(const char *corpus, const char *name, const char *mode, cons
 	}
 	if (atleast ? nerr < want_n : nerr != want_n)
 		problem("ext4_error events: %d, want %s%d", nerr, atleast ? "at least " : "", want_n);
-	after = klog_all();
-	log = klog_since(before ? before : "", after ? after : "");
-	if (*exp_msg && !strstr(log, exp_msg))
+	log = klog_read(kfd);
+	close(kfd);
+	if (!log)
+		problem("reading /dev/kmsg: %s", strerror(errno));
+	else if (*exp_msg && !strstr(log, exp_msg))
 		problem("kernel log lacks: %s", exp_msg);
-	if (down && !strstr(log, "Remounting filesystem read-only"))
+	if (log && down && !strstr(log, "Remounting filesystem read-only"))
 		problem("kernel log lacks: Remounting filesystem read-only");
-	free(before);
-	free(after);
+	free(log);
 	printf("# %s [%s]: %d ext4_error event(s)%s\n", name, mode, nerr, problems ? "" : ", as expected");
 	return problems ? 1 : 0;
 }
@@ -387,7 +466,9 @@ int main(int argc, char **argv)
 	}
 	if (argc == 6 && !strcmp(argv[1], "case"))
 		return run_case(argv[2], argv[3], argv[4], argv[5]);
+	if (argc == 2 && !strcmp(argv[1], "klogtest"))
+		return klog_test();
 	fprintf(stderr, "usage: ext4ex mount DEV DIR ro|rw OPTIONS | ops MNT OP... |\n"
-		"       case CORPUS NAME MODE WORKDIR\n");
+		"       case CORPUS NAME MODE WORKDIR | klogtest\n");
 	return 2;
 }
