@@ -457,7 +457,7 @@ static void test_self_operand(void)
  * versioned pointer must be what the CPU gives for the whole pointer.
  */
 #define WORD_OFF	384
-#define WORD_VALUE	0xfedcba9876543210UL
+#define WORD_VALUE	0xfedcba9876543211UL	/* odd: x * (version << 60) != 0 */
 
 static uint64_t *word_at(void)
 {
