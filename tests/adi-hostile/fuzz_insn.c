@@ -52,7 +52,8 @@
 #include "hostile.h"
 
 #define BATCH		64	/* instructions per child */
-#define INSN_MS		500	/* bound per instruction (the child's deadline) */
+#define INSN_MS_BASE	500	/* bound per instruction (the child's deadline) */
+#define INSN_MS		(INSN_MS_BASE * hostile_slow())
 #define LOOP_GUARD_US	200000	/* SIGALRM if one instruction runs this long */
 #define REGION		(64 * 1024)
 #define CHUNK		1024	/* the region's versions change per KiB at most */

@@ -18,7 +18,8 @@
 #endif
 
 #define BATCH		200	/* calls per child */
-#define CALL_MS		2000
+#define CALL_MS_BASE	2000
+#define CALL_MS		(CALL_MS_BASE * hostile_slow())
 #define ARENA		(16UL << 20)
 #define MAX_ERRNO	140
 

@@ -30,7 +30,8 @@
 #include "hostile.h"
 
 #define BATCH		40	/* calls per child */
-#define CALL_MS		2000
+#define CALL_MS_BASE	2000
+#define CALL_MS		(CALL_MS_BASE * hostile_slow())
 #define MEM		5	/* the ADI memory's version */
 #define BAD		9
 #define SLOT		4096

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,28 @@
 #define SEGV_ADIDERR	6
 #define SEGV_ADIPERR	7
 #endif
+
+/*
+ * How many times slower than the default kernel this one runs: 4 on the
+ * debug kernel (KASAN, lockdep, DEBUG_VM; scripts/test.sh gives its suites
+ * four times the time too), or ADI_HOSTILE_SLOW.  It scales the bounds
+ * that say "this call returned", never the one-second SIGKILL promise.
+ */
+static inline int hostile_slow(void)
+{
+	static int slow;
+	struct utsname u;
+	const char *env = getenv("ADI_HOSTILE_SLOW");
+
+	if (!slow) {
+		slow = 1;
+		if (env && atoi(env) > 0)
+			slow = atoi(env);
+		else if (!uname(&u) && strstr(u.release, "-debug"))
+			slow = 4;
+	}
+	return slow;
+}
 
 #define BLK		64
 #define KILL_AFTER_MS	300	/* a looping child runs this long first */

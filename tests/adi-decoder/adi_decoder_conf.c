@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * adi_decoder_conf: does the kernel's ADI classifier, adi_classify_insn(),
+ * say what the host CPU does?
+ *
+ * Every instruction with a ModRM memory operand in this host's libc.so.6
+ * is decoded with the kernel's decoder and classified by the kernel's
+ * adi_insn.c.  Instructions fall into classes (conf.h, struct class_key);
+ * each class is run on the CPU once (executor.c) and the classifier's
+ * size, direction and register effects are compared with what the CPU did.
+ *
+ * TAP, one line per class, in three parts:
+ *   1. classes the classifier supports: its claim against the CPU
+ *   2. classes it refuses that this host's selected glibc string functions
+ *      execute through an address that can carry a version: under ADI
+ *      each such access is a plain SIGSEGV, so each is "not ok" (README)
+ *   3. classes it refuses elsewhere in libc: SKIP, with what the CPU did
+ * then "N passed, N failed" on a line of its own.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conf.h"
+
+static struct corpus corpus;
+
+static const char *const gpr_name[16] = {
+	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+};
+
+/* ---- describing ---- */
+
+static void dir_str(char *buf, size_t n, unsigned int size, bool r, bool w)
+{
+	snprintf(buf, n, "%u B %s", size, r && w ? "read+write" : r ? "read" : w ? "write" : "no access");
+}
+
+static void regs_str(char *buf, size_t n, uint16_t mask)
+{
+	size_t k = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < 16; i++)
+		if (mask & (1 << i))
+			k += snprintf(buf + k, k < n ? n - k : 0, "%s%s", k ? "," : "", gpr_name[i]);
+	if (!k)
+		snprintf(buf, n, "-");
+}
+
+/* Which selected functions run reachable instances of class @ci, with counts. */
+static void where_selected(size_t ci, char *buf, size_t n)
+{
+	unsigned int count[MAX_SELECTED] = { 0 };
+	size_t i, o, k = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < corpus.ninsts; i++)
+		if (corpus.insts[i].cls == ci && corpus.insts[i].reachable)
+			for (o = 0; o < corpus.nsel; o++)
+				count[o] += (corpus.insts[i].sel_mask >> o) & 1;
+	for (o = 0; o < corpus.nsel; o++)
+		if (count[o] && k < n)
+			k += snprintf(buf + k, n - k, "%s%s x%u", k ? ", " : "",
+				      corpus.src.funcs[corpus.sel[o]].name, count[o]);
+}
+
+/* ---- TAP ---- */
+
+static unsigned int tap_n, tap_pass, tap_fail, tap_skip, notes;
+
+/*
+ * A known gap, named by ADI_DECODER_KNOWN_GAP (tests/adi-decoder/run sets
+ * it for make test): part 2's failures are then "not ok ... # TODO gap",
+ * still printed and counted, but not failures.  Run by hand, unset, they
+ * fail.
+ */
+static const char *known_gap;
+static unsigned int tap_todo;
+
+/*
+ * One TAP result; with @skip, "ok ... # SKIP @skip"; with @todo and a
+ * known gap, a failure is "not ok ... # TODO gap".
+ */
+__attribute__((format(printf, 4, 5)))
+static void tap_result(int ok, const char *skip, bool todo, const char *fmt, ...)
+{
+	va_list ap;
+
+	todo = todo && known_gap && !ok && !skip;
+	tap_n++;
+	if (skip)
+		tap_skip++;
+	else if (ok)
+		tap_pass++;
+	else if (todo)
+		tap_todo++;
+	else
+		tap_fail++;
+	printf("%s %u - ", ok || skip ? "ok" : "not ok", tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (skip)
+		printf(" # SKIP %s", skip);
+	if (todo)
+		printf(" # TODO %s", known_gap);
+	printf("\n");
+}
+
+#define tap(ok, skip, ...)	tap_result(ok, skip, false, __VA_ARGS__)
+
+static const char *cpu_str(const struct measure *m, char *buf, size_t n)
+{
+	size_t k;
+
+	if (m->status != MEAS_DONE) {
+		snprintf(buf, n, "not measured: %s", m->why);
+		return buf;
+	}
+	if (!m->accesses) {
+		snprintf(buf, n, "no memory access%s",
+			 m->traps_versioned ? " (but #GP on a versioned address)" : ", never traps");
+		return buf;
+	}
+	dir_str(buf, n, m->size, !m->write || m->read_seen, m->write);
+	k = strlen(buf);
+	if (m->mask_note)
+		k += snprintf(buf + k, n - k, " (all-ones mask; the size depends on the mask)");
+	if (m->below)
+		k += snprintf(buf + k, n - k, " (and bytes below the address)");
+	if (!m->traps_versioned)
+		snprintf(buf + k, n - k, " (no #GP on a versioned address)");
+	return buf;
+}
+
+static void counts_str(const struct cls *c, char *buf, size_t n)
+{
+	snprintf(buf, n, "selected %u, variants %u, rest of libc %u", c->n[0], c->n[1], c->n[2]);
+}
+
+/* Part 1: a class the classifier supports. */
+static void check_supported(struct cls *c)
+{
+	const struct measure *m = &c->m;
+	struct insn insn;
+	char claim[64], cpu[200], counts[96], problems[400] = "", a[100], b[100];
+	uint16_t claim_w, claim_r64, keeps, mask = ~((1 << 4) | (1 << 6));
+	size_t k = 0;
+
+	conf_decode(&insn, c->raw, c->len);
+	claim_w = c->op.implicit_writes | (c->op.writes_reg ? 1 << encoding_modrm_reg(&insn) : 0);
+	claim_r64 = c->op.implicit_reads64 | (c->op.reads_reg64 ? 1 << encoding_modrm_reg(&insn) : 0);
+	dir_str(claim, sizeof(claim), c->op.size, c->op.read, c->op.write);
+	cpu_str(m, cpu, sizeof(cpu));
+	counts_str(c, counts, sizeof(counts));
+
+	if (m->status == MEAS_SKIPPED || m->status == MEAS_NO_CPU) {
+		tap(1, m->why, "%s (%s) [%s]: classifier says %s, not run", c->label, c->text,
+		    counts, claim);
+		return;
+	}
+	if (m->status != MEAS_DONE) {
+		tap(0, NULL, "%s (%s) [%s]: classifier says %s, CPU: %s", c->label, c->text,
+		    counts, claim, cpu);
+		return;
+	}
+	if (c->inconsistent)
+		k += snprintf(problems + k, sizeof(problems) - k,
+			      "; instances of this class are classified differently");
+	if (!m->accesses)
+		k += snprintf(problems + k, sizeof(problems) - k, "; the CPU accesses no memory");
+	else {
+		bool read = !m->write || m->read_seen;
+
+		if (m->size != c->op.size)
+			k += snprintf(problems + k, sizeof(problems) - k, "; size %u, not %u",
+				      m->size, c->op.size);
+		if (read != c->op.read || m->write != c->op.write)
+			k += snprintf(problems + k, sizeof(problems) - k, "; direction");
+		if (m->below)
+			k += snprintf(problems + k, sizeof(problems) - k,
+				      "; it also touches bytes below the address");
+	}
+	/*
+	 * After a step the kernel gives the address register its version
+	 * back unless the classifier says the instruction replaces that
+	 * register's bits 63:60 (a 32- or 64-bit result); an 8- or 16-bit
+	 * result merges under them.  So what must match is which registers'
+	 * bits 63:60 the CPU replaced, not which it changed at all.
+	 */
+	if (m->gpr_top_changed & mask & ~claim_w) {
+		regs_str(a, sizeof(a), m->gpr_top_changed & mask & ~claim_w);
+		k += snprintf(problems + k, sizeof(problems) - k,
+			      "; replaces bits 63:60 of %s, not in writes_reg/implicit_writes", a);
+	}
+	/*
+	 * The other way round: claimed replaced, but the CPU kept bits 63:60
+	 * (an 8/16-bit result claimed as a full one).  The step would drop
+	 * that register's version.  A register also claimed as a 64-bit input
+	 * is exempt: the kernel refuses the step when it is the address
+	 * register (a cmov whose condition was false in these runs).
+	 */
+	keeps = claim_w & ~m->gpr_top_changed & ~claim_r64 & mask;
+	if (m->data_runs && keeps) {
+		regs_str(a, sizeof(a), keeps);
+		k += snprintf(problems + k, sizeof(problems) - k,
+			      "; claims it replaces bits 63:60 of %s, which the CPU kept", a);
+	}
+	if (m->gpr_top_used & ~claim_r64 & mask) {
+		regs_str(a, sizeof(a), m->gpr_top_used & ~claim_r64 & mask);
+		k += snprintf(problems + k, sizeof(problems) - k,
+			      "; a result depends on bits 63:60 of %s, not in reads_reg64/implicit_reads64", a);
+	}
+	if (!k) {
+		tap(1, NULL, "%s (%s) [%s]: classifier says %s, CPU did %s", c->label, c->text,
+		    counts, claim, cpu);
+		keeps = claim_w & ~m->gpr_top_changed & claim_r64 & mask;
+		if (m->data_runs && keeps) {
+			regs_str(a, sizeof(a), keeps);
+			printf("#   note: claims it replaces bits 63:60 of %s, which these runs"
+			       " kept (also a 64-bit input: refused when it is the address"
+			       " register)\n", a);
+			notes++;
+		}
+		return;
+	}
+	tap(0, NULL, "%s (%s) [%s]: classifier says %s, CPU did %s", c->label, c->text,
+	    counts, claim, cpu);
+	printf("#   problem: %s\n", problems + 2);
+	regs_str(a, sizeof(a), claim_w);
+	regs_str(b, sizeof(b), claim_r64);
+	printf("#   got:  %s; GPRs written %s; 64-bit GPR inputs %s\n", claim, a, b);
+	regs_str(a, sizeof(a), m->gpr_changed);
+	regs_str(b, sizeof(b), m->gpr_top_used & mask);
+	printf("#   want: %s; GPRs written %s; GPRs whose bits 63:60 changed a result %s"
+	       " (of all but rsp and the address register, rsi)\n", cpu, a, b);
+}
+
+/* Part 2: refused, and run by this host's selected string functions. */
+static bool check_refused_selected(size_t ci)
+{
+	struct cls *c = &corpus.classes[ci];
+	char cpu[200], where[1024];
+
+	if (c->rc == 0 || !c->n_sel_reach)
+		return false;
+	cpu_str(&c->m, cpu, sizeof(cpu));
+	where_selected(ci, where, sizeof(where));
+	if (c->m.status == MEAS_DONE && (!c->m.accesses || !c->m.traps_versioned)) {
+		tap(1, NULL, "%s (%s): refused, and selected functions run it (%s), but it never traps"
+		    " under ADI: CPU %s", c->label, c->text, where, cpu);
+		return true;
+	}
+	tap_result(0, NULL, true, "%s (%s): refused by adi_classify_insn(), but this host's"
+		   " selected glibc functions run it %u times: %s", c->label, c->text,
+		   c->n_sel_reach, where);
+	printf("#   got:  refused (-EOPNOTSUPP): under ADI a plain SIGSEGV\n");
+	printf("#   want: %s\n", cpu);
+	return true;
+}
+
+/* Part 3: refused, not in a selected function. */
+static void check_refused_other(struct cls *c)
+{
+	char cpu[200], counts[96];
+
+	cpu_str(&c->m, cpu, sizeof(cpu));
+	counts_str(c, counts, sizeof(counts));
+	if (c->m.status == MEAS_DONE && !c->m.accesses && !c->m.traps_versioned) {
+		tap(1, NULL, "%s (%s) [%s]: refused; CPU: %s", c->label, c->text, counts, cpu);
+		return;
+	}
+	tap(1, c->n_reach ? "refused, not run by a selected function" :
+			    "refused, only RIP-relative here (never versioned)",
+	    "%s (%s) [%s]: refused; CPU: %s", c->label, c->text, counts, cpu);
+}
+
+/* Part 0: the executor on instructions whose access is known. */
+static void check_selftests(const struct cpu_caps *caps)
+{
+	size_t i;
+
+	for (i = 0; i < nselftests; i++) {
+		const struct selftest *t = &selftests[i];
+		char want[64], got[200], regs[100];
+		struct measure m;
+		struct insn insn;
+		bool ok;
+
+		if (conf_decode(&insn, t->bytes, t->len) || insn.length != t->len) {
+			tap(0, NULL, "executor: %s does not decode", t->name);
+			continue;
+		}
+		executor_measure(caps, &insn, t->bytes, &m);
+		if (m.status == MEAS_SKIPPED || m.status == MEAS_NO_CPU) {
+			tap(1, m.why, "executor: %s", t->name);
+			continue;
+		}
+		dir_str(want, sizeof(want), t->size, t->read, t->write);
+		cpu_str(&m, got, sizeof(got));
+		regs_str(regs, sizeof(regs), m.gpr_changed);
+		if (!t->size)
+			ok = m.status == MEAS_DONE && !m.accesses;
+		else
+			ok = m.status == MEAS_DONE && m.accesses && m.size == t->size &&
+			     (!m.write || m.read_seen) == t->read && m.write == t->write &&
+			     m.traps_versioned && m.gpr_changed == t->writes;
+		tap(ok, NULL, "executor: %s measured as %s, GPRs written %s", t->name, got, regs);
+		if (!ok) {
+			regs_str(regs, sizeof(regs), t->writes);
+			printf("#   want: %s, GPRs written %s\n", t->size ? want : "no memory access", regs);
+		}
+	}
+}
+
+/* Part 2's failures: refused, run by selected functions, trapping under ADI. */
+static bool refused_selected_fails(const struct cls *c)
+{
+	return c->rc && c->n_sel_reach &&
+	       !(c->m.status == MEAS_DONE && (!c->m.accesses || !c->m.traps_versioned));
+}
+
+/* "EVEX 0F 6f": the opcode of a class without lengths, prefixes and ModRM.reg. */
+static void opcode_str(const struct cls *c, char *buf, size_t n)
+{
+	static const char *const kind[] = { "", "VEX ", "EVEX " };
+	static const char *const maps[] = { "", "0F ", "0F38 ", "0F3A ", "M4 ", "M5 ", "M6 ", "M7 " };
+
+	snprintf(buf, n, "%s%s%02x", kind[c->key.b[0] % 3], maps[c->key.b[4] & 7], c->key.b[5]);
+}
+
+/* Part 2's failures counted by mnemonic, with their opcodes. */
+static void summary_refused_selected(void)
+{
+	char *done = calloc(corpus.nclasses, 1);
+	size_t i, j;
+
+	if (!done)
+		return;
+	printf("# refused by adi_classify_insn() but executed by this host's selected glibc"
+	       " string functions, by mnemonic (instances whose address can carry a version):\n");
+	for (i = 0; i < corpus.nclasses; i++) {
+		char mn[32], ops[128] = "", op[24];
+		unsigned int total = 0, ncls = 0;
+
+		if (done[i] || !refused_selected_fails(&corpus.classes[i]))
+			continue;
+		sscanf(corpus.classes[i].text, "%31s", mn);
+		for (j = i; j < corpus.nclasses; j++) {
+			char mn2[32];
+
+			if (done[j] || !refused_selected_fails(&corpus.classes[j]))
+				continue;
+			sscanf(corpus.classes[j].text, "%31s", mn2);
+			if (strcmp(mn, mn2))
+				continue;
+			done[j] = 1;
+			total += corpus.classes[j].n_sel_reach;
+			ncls++;
+			opcode_str(&corpus.classes[j], op, sizeof(op));
+			if (!strstr(ops, op) && strlen(ops) + strlen(op) + 3 < sizeof(ops))
+				snprintf(ops + strlen(ops), sizeof(ops) - strlen(ops), "%s%s",
+					 ops[0] ? ", " : "", op);
+		}
+		printf("#   %-14s %-26s %5u instances, %2u classes\n", mn, ops, total, ncls);
+	}
+	free(done);
+}
+
+/* The numbers the README quotes. */
+static void summary_counts(void)
+{
+	unsigned int sup = 0, ref = 0, ref_sel = 0, ref_sel_insts = 0, nhit = 0;
+	uint64_t hit = 0;
+	size_t i;
+
+	for (i = 0; i < corpus.nclasses; i++) {
+		if (!corpus.classes[i].rc) {
+			sup++;
+			continue;
+		}
+		ref++;
+		if (refused_selected_fails(&corpus.classes[i])) {
+			ref_sel++;
+			ref_sel_insts += corpus.classes[i].n_sel_reach;
+		}
+	}
+	for (i = 0; i < corpus.ninsts; i++)
+		if (corpus.insts[i].reachable &&
+		    refused_selected_fails(&corpus.classes[corpus.insts[i].cls]))
+			hit |= corpus.insts[i].sel_mask;
+	for (i = 0; i < corpus.nsel; i++)
+		nhit += (hit >> i) & 1;
+	printf("# classes: %zu (%u supported by adi_classify_insn(), %u refused); instances: %zu\n",
+	       corpus.nclasses, sup, ref, corpus.ninsts);
+	printf("# refused, trapping under ADI and run by selected functions: %u classes, %u instances,"
+	       " in %u of the %zu selected functions:\n", ref_sel, ref_sel_insts, nhit, corpus.nsel);
+	for (i = 0; i < corpus.nsel; i++)
+		if ((hit >> i) & 1)
+			printf("#   %s (%s)\n", corpus.src.funcs[corpus.sel[i]].name,
+			       corpus.src.funcs[corpus.sel[i]].ifuncs);
+}
+
+int main(void)
+{
+	struct cpu_caps caps;
+	char err[300];
+	size_t i, nsel = 0, nsib = 0;
+	uint8_t (*bytes)[16];
+	uint8_t *lens;
+	char (*texts)[80];
+	time_t t0 = time(NULL);
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	executor_caps(&caps);
+	if (corpus_build(&corpus, err, sizeof(err))) {
+		printf("Bail out! %s\n", err);
+		return 2;
+	}
+	for (i = 0; i < corpus.src.nfuncs; i++) {
+		nsel += !!(corpus.src.funcs[i].origin & ORIGIN_SELECTED);
+		nsib += !!(corpus.src.funcs[i].origin & ORIGIN_SIBLING);
+	}
+	printf("# adi_decoder_conf: the kernel's adi_classify_insn() against this CPU\n");
+	printf("# libc: %s; functions from %s: %zu, %zu selected by IFUNC here, %zu sibling variants\n",
+	       corpus.src.path, corpus.src.symfile, corpus.src.nfuncs, nsel, nsib);
+	printf("# CPU: XSAVE %s, AVX %s, AVX-512 (F+BW+VL) %s\n", caps.xsave ? "yes" : "no",
+	       caps.avx ? "yes" : "no", caps.avx512 ? "yes" : "no");
+	printf("# decoded %lu instructions (%lu bytes skipped as undecodable), %zu with a memory"
+	       " operand, in %zu classes\n", corpus.decoded, corpus.undecodable, corpus.ninsts, corpus.nclasses);
+	for (i = 0; i < corpus.src.nfuncs; i++)
+		if (corpus.src.funcs[i].origin & ORIGIN_SELECTED)
+			printf("# selected: %-40s for %s\n", corpus.src.funcs[i].name, corpus.src.funcs[i].ifuncs);
+
+	bytes = calloc(corpus.nclasses, sizeof(*bytes));
+	lens = calloc(corpus.nclasses, 1);
+	texts = calloc(corpus.nclasses, sizeof(*texts));
+	if (!bytes || !lens || !texts) {
+		printf("Bail out! out of memory\n");
+		return 2;
+	}
+	for (i = 0; i < corpus.nclasses; i++) {
+		memcpy(bytes[i], corpus.classes[i].raw, corpus.classes[i].len);
+		lens[i] = corpus.classes[i].len;
+	}
+	disasm_many(corpus.nclasses, (const uint8_t (*)[16])bytes, lens, texts);
+	for (i = 0; i < corpus.nclasses; i++) {
+		struct insn insn;
+
+		memcpy(corpus.classes[i].text, texts[i], sizeof(corpus.classes[i].text));
+		conf_decode(&insn, corpus.classes[i].raw, corpus.classes[i].len);
+		executor_measure(&caps, &insn, corpus.classes[i].raw, &corpus.classes[i].m);
+	}
+	printf("# measured %zu classes on the CPU in %ld s\n", corpus.nclasses, (long)(time(NULL) - t0));
+
+	known_gap = getenv("ADI_DECODER_KNOWN_GAP");
+	if (known_gap && !*known_gap)
+		known_gap = NULL;
+	printf("1..%zu\n", nselftests + corpus.nclasses);
+	printf("# part 0: the executor on instructions whose accesses the SDM states\n");
+	check_selftests(&caps);
+	printf("# part 1: classes adi_classify_insn() supports, its claim against the CPU\n");
+	for (i = 0; i < corpus.nclasses; i++)
+		if (!corpus.classes[i].rc)
+			check_supported(&corpus.classes[i]);
+	printf("# part 2: refused, but executed by this host's selected glibc string functions\n");
+	for (i = 0; i < corpus.nclasses; i++)
+		check_refused_selected(i);
+	printf("# part 3: refused, elsewhere in libc\n");
+	for (i = 0; i < corpus.nclasses; i++)
+		if (corpus.classes[i].rc && !corpus.classes[i].n_sel_reach)
+			check_refused_other(&corpus.classes[i]);
+	summary_refused_selected();
+	summary_counts();
+	printf("# %u skipped, %u notes, %u known failures (TODO %s)\n", tap_skip, notes,
+	       tap_todo, known_gap ? known_gap : "-");
+	printf("%u passed, %u failed\n", tap_pass, tap_fail);
+	return tap_fail ? 1 : 0;
+}
