@@ -17,12 +17,19 @@
 #                   without IA32_EMULATION) and each ADI header on its own
 #   make check-deps check that scripts/deps.sh installs every command,
 #                   library and header the scripts, tests and benchmarks use
+#   make check-distro   build the series with Debian's own amd64 config
+#   make deb        Debian packages of that build (build/distro/*.deb)
+#   make distro-root    a Debian 12 root with the package installed, and its
+#                   ext4 image (build/distro/root.img)
+#   make distro-test    the ADI suites on it, booted as Debian boots
+#   make distro-shell   a login on that guest
 
 SHELL := /bin/bash
 S := scripts
 
 .PHONY: help deps tree kernel kernel-debug run shell test bench stress \
-	export-patches tree-reset checkpatch check-series check-defconfig check-deps clean
+	export-patches tree-reset checkpatch check-series check-defconfig check-deps clean \
+	check-distro deb distro-root distro-test distro-shell
 
 help:
 	@awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' Makefile
@@ -53,6 +60,24 @@ check-series: kernel
 
 check-defconfig: tree
 	@$(S)/check-defconfig.sh
+
+# Debian's configuration, its package, and the package booted as Debian
+# boots (README, "Running ADI on your own machine").  distro-root and
+# distro-test use what the step before made and say so when it is missing.
+check-distro: tree
+	@$(S)/check-distro.sh
+
+deb: check-distro
+	@$(S)/distro-deb.sh
+
+distro-root: deps
+	@$(S)/distro-root.sh
+
+distro-test: deps
+	@$(S)/distro-test.sh $(SUITE)
+
+distro-shell: deps
+	@$(S)/distro-run.sh --timeout 86400 --shell
 
 # Reads the sources and the package lists only: no kernel tree needed.
 check-deps:

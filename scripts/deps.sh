@@ -18,6 +18,9 @@ clang llvm libbpf-dev bpftool iproute2 util-linux
 e2fsprogs libcap-dev libnuma-dev python3-ply python3-git
 g++ sqlite3 time valgrind electric-fence
 jq		# reads the sockmsg tool's JSON: tests/sockmap/run, bench/sockmap/guest.sh
+linux-config-6.12	# Debian's own kernel configuration: scripts/check-distro.sh
+dpkg-dev debhelper	# make bindeb-pkg (dpkg-buildpackage, dh_*): scripts/distro-deb.sh
+debootstrap	# the Debian 12 root the package is installed in: scripts/distro-root.sh
 LIST
 )
 if [ "${1:-}" = --list ]; then

@@ -1,0 +1,194 @@
+#!/bin/bash
+# Boot the packaged kernel as Debian boots it and run one command in it:
+# the kernel and initramfs that dpkg and update-initramfs installed in
+# build/distro/root (scripts/distro-root.sh), the root on /dev/vda (an ext4
+# image of that root, used as a snapshot: no run changes it), systemd as
+# init, 9p loaded from the package's modules.  The host's checkout is
+# shared as qemu-run.sh shares it (the host root read-only over 9p, a
+# writable scratch share); exit with the command's status.
+#
+# Usage: scripts/distro-run.sh [options] [--] COMMAND [ARG...]
+#        scripts/distro-run.sh [options] --suite NAME
+#        scripts/distro-run.sh [options] --shell
+#
+#   --suite NAME     run tests/NAME/run (guest/run-suite.sh) with the QEMU
+#                    options and time limit of its suite.conf; its programs
+#                    come from build/distro/tests (built here for this kernel)
+#   --mem SIZE       guest memory (default: 2G)
+#   --smp N          vCPUs (default: 2)
+#   --numa           two NUMA nodes
+#   --swap SIZE      a second virtio disk (/dev/vdb) for swap, in $LK417_SWAP_DEV
+#   --append ARGS    extra kernel command line
+#   --timeout SEC    hard limit for the whole run (default: 900)
+#   --out DIR        the run's files (default: build/distro/runs/<time>)
+#   --shell          serial console login (root, no password; Ctrl-A X quits)
+#
+# Always TCG (KVM here cannot boot our kernels).  The run directory holds
+# console.log, output.log, dmesg.log, lsmod.log and status; an Oops, BUG,
+# WARNING, KASAN report, panic or call trace fails the run (exit 3).
+# Exit 124: timeout; 125: the guest ended without a status.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+
+D=$BUILD/distro
+mem=2G smp=2 numa=0 swap="" append="" timeout_s=900 out="" shell=0 suite=""
+opt_mem="" opt_timeout=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--suite) suite=$2; shift 2 ;;
+	--mem) opt_mem=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--numa) numa=1; shift ;;
+	--swap) swap=$2; shift 2 ;;
+	--append) append+=" $2"; shift 2 ;;
+	--timeout) opt_timeout=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--shell) shell=1; shift ;;
+	-h|--help) usage; exit 0 ;;
+	--) shift; break ;;
+	-*) die "unknown option '$1' (try --help)" ;;
+	*) break ;;
+	esac
+done
+
+if [ -n "$suite" ]; then
+	[ -x "$REPO/tests/$suite/run" ] || die "no suite '$suite'"
+	QEMU_ARGS="" TIMEOUT=900
+	[ -f "$REPO/tests/$suite/suite.conf" ] && . "$REPO/tests/$suite/suite.conf"
+	# suite.conf speaks qemu-run.sh's options; this runner takes the same.
+	set -- $QEMU_ARGS
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--mem) mem=$2; shift 2 ;;
+		--numa) numa=1; shift ;;
+		--swap) swap=$2; shift 2 ;;
+		--append) append+=" $2"; shift 2 ;;
+		--smp) smp=$2; shift 2 ;;
+		*) die "suite $suite: suite.conf option '$1' not known to this runner" ;;
+		esac
+	done
+	timeout_s=$TIMEOUT
+	# The suite's programs, built against this kernel's uapi headers.
+	khdr=$D/obj/usr/include
+	[ -d "$khdr/linux" ] || die "no uapi headers in ${khdr#$REPO/}: make check-distro first"
+	if [ -f "$REPO/tests/$suite/Makefile" ]; then
+		say "building suite $suite into ${D#$REPO/}/tests/$suite"
+		make -s -C "$REPO/tests/$suite" OUT="$D/tests/$suite" KHDR="$khdr" ||
+			die "building suite $suite failed"
+	fi
+	mkdir -p "$BUILD/tests"	# the guest binds build/distro/tests over it
+	set -- "$REPO/guest/run-suite.sh" "$suite"
+fi
+[ -z "$opt_mem" ] || mem=$opt_mem
+[ -z "$opt_timeout" ] || timeout_s=$opt_timeout
+[ $shell = 1 ] || [ $# -gt 0 ] || die "no command given (try --help)"
+[[ "$timeout_s" =~ ^[0-9]+$ ]] || die "--timeout takes seconds"
+[[ "$smp" =~ ^[1-8]$ ]] || die "--smp takes 1 to 8"
+
+[ -f "$D/boot/version" ] || die "no packaged kernel installed in the distro root: make distro-root"
+version=$(cat "$D/boot/version")
+img=$D/root.img
+[ -f "$img" ] || die "no ${img#$REPO/}: make distro-root"
+
+to_mib() {
+	case "$1" in
+	*[Gg]) echo $(( ${1%[Gg]} * 1024 )) ;;
+	*[Mm]) echo "${1%[Mm]}" ;;
+	*) echo "$1" ;;
+	esac
+}
+mem_mib=$(to_mib "$mem")
+[[ "$mem_mib" =~ ^[0-9]+$ ]] && [ "$mem_mib" -ge 512 ] || die "--mem: bad size '$mem' (at least 512M: systemd and an initramfs)"
+
+[ -n "$out" ] || out=$D/runs/$(date +%Y%m%d-%H%M%S)-${suite:-cmd}-$$
+rm -rf "$out"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# The same shares as qemu-run.sh: the host root read-only, the run
+# directory writable.  The root disk is a snapshot: writes go to a
+# temporary file QEMU drops at exit.
+qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot
+	-m "$mem_mib" -accel tcg,thread=multi -cpu max
+	-kernel "$D/boot/vmlinuz-$version" -initrd "$D/boot/initrd.img-$version"
+	-drive "file=$img,if=virtio,format=raw,snapshot=on"
+	-virtfs "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=$out,mount_tag=scratch,security_model=none,multidevs=remap")
+# panic=-1: a panic ends QEMU at once (-no-reboot) instead of hanging.
+cmdline="root=/dev/vda ro console=ttyS0 panic=-1$append"
+if [ $numa = 0 ]; then
+	qemu+=(-smp "$smp")
+else
+	[ $((smp % 2)) -eq 0 ] || die "--numa needs an even --smp"
+	half=$((mem_mib / 2))
+	qemu+=(-smp "$smp,sockets=2,cores=$((smp / 2)),threads=1"
+		-object "memory-backend-ram,id=m0,size=${half}M"
+		-object "memory-backend-ram,id=m1,size=$((mem_mib - half))M"
+		-numa "node,nodeid=0,cpus=0-$((smp / 2 - 1)),memdev=m0"
+		-numa "node,nodeid=1,cpus=$((smp / 2))-$((smp - 1)),memdev=m1")
+fi
+{
+	echo "LK417_ACCEL='TCG (multi-threaded, no KVM), distro boot'"
+	echo "LK417_NUMA=$numa"
+	echo "LK417_REPO='$REPO'"
+	echo "LK417_STRESS='${LK417_STRESS:-0}'"
+	echo "LK417_DISTRO=1"
+} >"$out/env"
+if [ -n "$swap" ]; then
+	swap_mib=$(to_mib "$swap")
+	truncate -s "${swap_mib}M" "$out/swap.img"
+	qemu+=(-drive "file=$out/swap.img,if=virtio,format=raw,cache=unsafe")
+	echo "LK417_SWAP_DEV=/dev/vdb" >>"$out/env"
+fi
+
+if [ $shell = 1 ]; then
+	echo "LK417_INTERACTIVE=1" >>"$out/env"
+	say "booting $version (distro: initramfs, /dev/vda, systemd) under TCG; log in as root; Ctrl-A X quits"
+	rc=0
+	timeout -k 5 "$timeout_s" "${qemu[@]}" -serial mon:stdio -append "$cmdline" || rc=$?
+	exit $rc
+fi
+
+{
+	printf 'cd %q || exit 126\n' "$PWD"
+	printf 'exec'
+	printf ' %q' "$@"
+	printf '\n'
+} >"$out/cmd"
+: >"$out/output.log"
+
+say "booting $version (distro: initramfs, /dev/vda, systemd) under TCG, ${mem_mib} MiB, $smp vCPU(s)$([ $numa = 1 ] && echo ", 2 NUMA nodes")$([ -n "$swap" ] && echo ", ${swap_mib} MiB swap disk"); limit ${timeout_s} s; logs in ${out#$REPO/}"
+start=$(date +%s)
+timeout -k 5 "$timeout_s" "${qemu[@]}" -serial "file:$out/console.log" -append "$cmdline" \
+	</dev/null >"$out/qemu.log" 2>&1 &
+qpid=$!
+tail -n +1 -F --pid=$qpid "$out/output.log" 2>/dev/null &
+tpid=$!
+rc=0
+wait $qpid || rc=$?
+sleep 0.3; kill $tpid 2>/dev/null || true; wait $tpid 2>/dev/null || true
+elapsed=$(( $(date +%s) - start ))
+
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	say "TIMEOUT: the guest did not finish within $timeout_s s; last console lines:"
+	tail -15 "$out/console.log" >&2
+	exit 124
+fi
+if [ ! -f "$out/status" ]; then
+	say "the guest ended without a status (QEMU exit $rc); last console lines:"
+	tail -25 "$out/console.log" >&2
+	cat "$out/qemu.log" >&2
+	exit 125
+fi
+status=$(cat "$out/status")
+logs=("$out/console.log")
+[ -f "$out/dmesg.log" ] && logs+=("$out/dmesg.log")
+if ! "$REPO/scripts/splat-check.sh" "${logs[@]}" 2>"$out/splats.log"; then
+	say "KERNEL SPLAT in the guest (the run fails whatever the command said):"
+	sed "s|$out/||" "$out/splats.log" >&2
+	exit 3
+fi
+say "guest finished: status $status, boot to command $(cat "$out/boot-seconds") s (guest uptime), run $elapsed s"
+exit "$status"
