@@ -5,14 +5,43 @@
 T=$LK417_TESTBIN/rawtp
 BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 out=$(mktemp -d)
-plan 17
+plan 19
 
-# Raw tracepoint links and rawtp programs the kernel still holds.
-leftovers() {
-	"$BPFTOOL" link show 2>/dev/null | grep -c raw_tracepoint
-	"$BPFTOOL" prog show 2>/dev/null | grep -c rawtp_event
+# Count what bpftool lists (OBJECT: link or prog) that matches the jq
+# filter.  bpftool must exit 0 and print a JSON array: anything else is an
+# error (status 1, said on stderr), so a broken bpftool can never read as
+# "nothing left".
+bpf_count() { # OBJECT JQ-FILTER
+	local json n
+	if ! json=$("$BPFTOOL" -j "$1" show 2>&1); then
+		echo "# bpftool $1 show failed: $json" >&2
+		return 1
+	fi
+	if ! n=$(jq -e "if type == \"array\" then [.[] | select($2)] | length else error(\"not an array\") end" \
+		<<<"$json" 2>&1) || [[ ! "$n" =~ ^[0-9]+$ ]]; then
+		echo "# bpftool $1 show: no JSON array ($n): ${json:0:200}" >&2
+		return 1
+	fi
+	echo "$n"
 }
-nothing_left() { [ "$(leftovers | tr '\n' ' ')" = "0 0 " ]; }
+raw_links() { bpf_count link '.type == "raw_tracepoint"'; }
+# Raw tracepoint links and rawtp programs the kernel still holds: "L P".
+leftovers() {
+	local links progs
+	links=$(raw_links) && progs=$(bpf_count prog '.name == "rawtp_event"') &&
+		echo "$links $progs"
+}
+nothing_left() {
+	local left
+	left=$(leftovers) || return 1
+	[ "$left" = "0 0" ] || { diag "left: $left raw_tracepoint link(s) and rawtp_event program(s)"; return 1; }
+}
+
+# The counting itself: a bpftool that fails, or prints no JSON, is an error.
+check "leftover check: a bpftool that fails (false) is an error, not 'nothing left'" \
+	bash -c "$(declare -f bpf_count raw_links leftovers nothing_left diag); ! BPFTOOL=false nothing_left 2>/dev/null"
+check "leftover check: a bpftool that prints nothing (true) is an error too" \
+	bash -c "$(declare -f bpf_count raw_links leftovers nothing_left diag); ! BPFTOOL=true nothing_left 2>/dev/null"
 
 # Every long option getopt knows is in --help.
 check "--help documents every option" bash -c "
@@ -81,18 +110,18 @@ for sig in INT TERM KILL; do
 	"$T" -i 0 task_rename sys_enter sched_switch >$out/sig.$sig 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do
-		[ "$("$BPFTOOL" link show 2>/dev/null | grep -c raw_tracepoint)" -ge 3 ] && break
+		[ "$(raw_links)" -ge 3 ] 2>/dev/null && break
 		sleep 0.1
 	done
-	n=$("$BPFTOOL" link show 2>/dev/null | grep -c raw_tracepoint)
+	n=$(raw_links) || n="bpftool failed"
 	kill -$sig $pid
 	wait $pid 2>/dev/null	# no "Killed" note from bash
 	rc=$?
 	case $sig in
-	KILL) check "SIG$sig: 3 links while running ($n), none after (the kernel closes the fds)" \
-		bash -c "[ $n -eq 3 ] && [ $rc -eq 137 ]" ;;
-	*) check "SIG$sig: 3 links while running ($n), clean exit 0 with final counts" \
-		bash -c "[ $n -eq 3 ] && [ $rc -eq 0 ] && grep -q 'final counts' $out/sig.$sig" ;;
+	KILL) check "SIG$sig: 3 links while running (got $n), none after (the kernel closes the fds)" \
+		bash -c "[ '$n' = 3 ] && [ $rc -eq 137 ]" ;;
+	*) check "SIG$sig: 3 links while running (got $n), clean exit 0 with final counts" \
+		bash -c "[ '$n' = 3 ] && [ $rc -eq 0 ] && grep -q 'final counts' $out/sig.$sig" ;;
 	esac
 	check "after SIG$sig: bpftool lists no raw_tracepoint link and no rawtp program" nothing_left
 done
