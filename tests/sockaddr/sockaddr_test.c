@@ -31,8 +31,28 @@
 #define TCP	SOCK_STREAM
 #define UDP	SOCK_DGRAM
 
+/*
+ * The err of a server or client whose own machinery (pipe, fork, the
+ * report) failed: never an errno, so that no check of an expected errno
+ * can pass on a broken test.
+ */
+#define HARNESS_FAILED	(-1)
+
 static char tool_path[1024];
 static char out[16384];		/* output of the last tool() call */
+
+/* An errno by name (ECONNREFUSED), for got/want messages. */
+static const char *errname(int e)
+{
+	const char *n;
+
+	if (e == HARNESS_FAILED)
+		return "test harness failure";
+	if (!e)
+		return "success";
+	n = strerrorname_np(e);
+	return n ? n : "unknown errno";
+}
 
 /* Run the tool with these arguments; its stdout+stderr land in out[]. */
 __attribute__((format(printf, 1, 2)))
@@ -138,7 +158,7 @@ static int n_servers;
 static struct server server(const char *cg, int family, int type,
 			    const char *addr, int port, const char *tag)
 {
-	struct server s = { .pid = -1, .err = EIO };
+	struct server s = { .pid = -1, .err = HARNESS_FAILED };
 	struct sockaddr_storage ss;
 	int pfd[2], rep[2];
 	socklen_t len;
@@ -184,14 +204,15 @@ static struct server server(const char *cg, int family, int type,
 	}
 	close(pfd[1]);
 	if (s.pid < 0 || read(pfd[0], rep, sizeof(rep)) != sizeof(rep)) {
-		s.err = EIO;
+		s.err = HARNESS_FAILED;
 	} else {
 		s.err = rep[0];
 		s.port = rep[1];
 	}
 	close(pfd[0]);
 	if (s.err) {
-		waitpid(s.pid, NULL, 0);
+		if (s.pid > 0)
+			waitpid(s.pid, NULL, 0);
 		s.pid = -1;
 	} else if (n_servers < MAX_SERVERS) {
 		servers[n_servers++] = s.pid;
@@ -216,7 +237,8 @@ static void server_stop(struct server *s)
 /* ---- clients ---- */
 
 struct reply {
-	int err;		/* errno of connect() or of the exchange, 0 ok */
+	int err;		/* errno of connect() or of the exchange, 0 ok,
+				 * HARNESS_FAILED when the test itself failed */
 	char tag[32];		/* what the server said */
 	char peer[64];		/* getpeername() address */
 	int peer_port;
@@ -226,7 +248,7 @@ struct reply {
 static struct reply client(const char *cg, int family, int type,
 			   const char *addr, int port)
 {
-	struct reply r = { .err = EIO };
+	struct reply r = { .err = HARNESS_FAILED };
 	int pfd[2];
 	pid_t pid;
 
@@ -268,7 +290,7 @@ done:
 	}
 	close(pfd[1]);
 	if (pid < 0 || read(pfd[0], &r, sizeof(r)) != sizeof(r))
-		r.err = EIO;
+		r.err = HARNESS_FAILED;
 	close(pfd[0]);
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
@@ -324,6 +346,18 @@ static bool listed(const char *cg, const char *proto, const char *bound)
 			return true;
 	}
 	return false;
+}
+
+/* The tool's message: its "sockaddr: " line, else the first line. */
+static const char *said(void)
+{
+	static char line[512];
+	const char *p = strstr(out, "sockaddr: ");
+
+	if (!p)
+		p = out;
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+	return line;
 }
 
 /* ---- the expected_attach_type check, on the bare syscalls ---- */
@@ -514,8 +548,11 @@ int main(void)
 	r = client("A", AF_INET6, UDP, "::1", 7000);
 	tap_ok(!r.err && !strcmp(r.tag, "BU6") && r.peer_port == bu6.port,
 	       "UDP6: A reaches B's UDP6 server (said '%s', peer port %d)", r.tag, r.peer_port);
+	/* Loopback answers a datagram to a closed port with ICMP: refused. */
 	r = client(NULL, AF_INET, UDP, "127.0.0.1", 7000);
-	tap_ok(r.err, "UDP: from outside, nothing answers on 127.0.0.1:7000");
+	tap_ok(r.err == ECONNREFUSED,
+	       "UDP: from outside, nothing answers on 127.0.0.1:7000 (got %s, want ECONNREFUSED)",
+	       errname(r.err));
 
 	/* A virtual IP that exists nowhere, to a configured backend. */
 	{
@@ -527,9 +564,11 @@ int main(void)
 	r = client("A", AF_INET, TCP, "10.99.0.1", 80);
 	tap_ok(!r.err && !strcmp(r.tag, "C1") && r.peer_port == c1.port,
 	       "virtual IP: A's connect to 10.99.0.1:80 reaches C (said '%s')", r.tag);
+	/* The guest has no route but loopback's: no route to 10/8. */
 	r = client(NULL, AF_INET, TCP, "10.99.0.1", 80);
-	tap_ok(r.err != 0, "virtual IP: from outside it is unreachable (%s)",
-	       strerror(r.err));
+	tap_ok(r.err == ENETUNREACH,
+	       "virtual IP: from outside it is unreachable (got %s, want ENETUNREACH)",
+	       errname(r.err));
 
 	err = tool("route add 127.0.0.1:7000 --to 127.0.0.1:1");
 	tap_ok(err == 1 && out_has("exists already"), "a second route for the same service: refused");
@@ -603,7 +642,8 @@ int main(void)
 	       "bind to 5000 in B (outside the range): allowed");
 	tap_ok(try_bind(NULL, AF_INET, UDP, "127.0.0.1", 0, NULL) == 0,
 	       "bind to port 0 outside the cgroups: allowed");
-	tool("firewall sa-test/B ephemeral off");
+	err = tool("firewall sa-test/B ephemeral off");
+	tap_ok(!err, "firewall B ephemeral off (exit %d; said: %s)", err, said());
 
 	tap_ok(!tool("firewall sa-test/B default deny") && !tool("firewall sa-test/B allow 5001 --tcp"),
 	       "firewall B default deny, allow 5001/tcp");
@@ -611,7 +651,8 @@ int main(void)
 	       try_bind("B", AF_INET, TCP, "127.0.0.1", 5002, NULL) == EPERM &&
 	       try_bind("B", AF_INET, UDP, "127.0.0.1", 5001, NULL) == EPERM,
 	       "default deny: 5001/tcp allowed, 5002/tcp and 5001/udp EPERM");
-	tool("firewall sa-test/B default allow");
+	err = tool("firewall sa-test/B default allow");
+	tap_ok(!err, "firewall B default allow (exit %d; said: %s)", err, said());
 
 	tap_ok(!tool("firewall sa-test/B addr 127.0.0.1") && !tool("firewall sa-test/B addr ::1"),
 	       "firewall B addr 127.0.0.1, addr ::1");
@@ -620,7 +661,8 @@ int main(void)
 	       try_bind("B", AF_INET, TCP, "0.0.0.0", 5003, NULL) == EPERM &&
 	       try_bind("B", AF_INET6, TCP, "::1", 5003, NULL) == 0,
 	       "address list: 127.0.0.1 and ::1 allowed, 127.0.0.2 and 0.0.0.0 EPERM");
-	tool("firewall sa-test/B addr-any");
+	err = tool("firewall sa-test/B addr-any");
+	tap_ok(!err, "firewall B addr-any (exit %d; said: %s)", err, said());
 	tap_ok(try_bind("B", AF_INET, TCP, "127.0.0.2", 5003, NULL) == 0, "addr-any: 127.0.0.2 allowed again");
 
 	tool("firewall sa-test/B show");
