@@ -25,8 +25,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <netinet/in.h>
 #include <bpf/bpf.h>
@@ -44,7 +46,10 @@ static const char usage_text[] =
 "Usage: sockaddr [-d DIR] [-v] COMMAND [ARGS...]\n"
 "\n"
 "Service router and bind-time firewall for cgroup v2 directories, using the\n"
-"cgroup bind/connect/post-bind BPF hooks.  Needs root.\n"
+"cgroup bind/connect/post-bind BPF hooks.  Needs CAP_BPF, CAP_NET_ADMIN and\n"
+"CAP_SYS_ADMIN (root has them; so may any user, e.g. as ambient\n"
+"capabilities, with a state directory of its own: -d).\n"
+
 "\n"
 "Attachment:\n"
 "  attach CGROUP [--publish] [--route] [--firewall] [--foreground]\n"
@@ -129,15 +134,59 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-/* Explain an errno from a bpf() operation; permission is the usual one. */
+static const struct {
+	int cap;
+	const char *name;
+} needed_caps[] = {
+	{ CAP_BPF, "CAP_BPF" },
+	{ CAP_NET_ADMIN, "CAP_NET_ADMIN" },
+	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
+};
+
+/*
+ * The needed capabilities missing from this process's effective set, as
+ * "CAP_X, CAP_Y" ("" when it has them all).  Capabilities, not the uid:
+ * root without them is refused by the kernel, a user with them is not.
+ */
+static const char *missing_caps(char *buf, size_t len)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	size_t i;
+
+	buf[0] = 0;
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data)) {
+		snprintf(buf, len, "(capget: %s)", strerror(errno));
+		return buf;
+	}
+	for (i = 0; i < sizeof(needed_caps) / sizeof(needed_caps[0]); i++) {
+		int c = needed_caps[i].cap;
+
+		if (data[c / 32].effective & (1u << (c % 32)))
+			continue;
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+			 buf[0] ? ", " : "", needed_caps[i].name);
+	}
+	return buf;
+}
+
+/*
+ * Explain an errno the kernel gave (bpf() or bpffs); permission is the
+ * usual one, and then the missing capabilities are what to fix.
+ */
 __attribute__((noreturn))
 static void die_bpf(const char *what, int err)
 {
+	char missing[128];
+
 	if (err < 0)
 		err = -err;
-	if ((err == EPERM || err == EACCES) && geteuid() != 0)
-		die("%s: %s: run as root (needs CAP_BPF, CAP_NET_ADMIN and CAP_SYS_ADMIN)",
-		    what, strerror(err));
+	if ((err == EPERM || err == EACCES) && *missing_caps(missing, sizeof(missing)))
+		die("%s: %s: this process lacks %s (the tool needs CAP_BPF, CAP_NET_ADMIN and "
+		    "CAP_SYS_ADMIN: run it as root or grant them)", what, strerror(err), missing);
 	die("%s: %s", what, strerror(err));
 }
 
@@ -257,12 +306,17 @@ static void check_bpffs(void)
 		    state_dir);
 }
 
+/* Is there state?  A directory we may not look into is an error, not "no". */
 static bool state_exists(void)
 {
 	char p[PATH_MAX];
 
 	snprintf(p, sizeof(p), "%s/containers", state_dir);
-	return !access(p, F_OK);
+	if (!access(p, F_OK))
+		return true;
+	if (errno != ENOENT)
+		die_bpf(p, errno);
+	return false;
 }
 
 /* Open the pinned maps; false when there are none yet. */
@@ -275,8 +329,6 @@ static bool maps_open(struct maps *m)
 	char p[PATH_MAX];
 	size_t i;
 
-	if (geteuid() != 0)
-		die("needs root (CAP_BPF, CAP_NET_ADMIN and CAP_SYS_ADMIN)");
 	check_bpffs();
 	if (!state_exists())
 		return false;
@@ -297,7 +349,7 @@ static struct sockaddr_bpf *skel_open(__u64 cgid, __u32 features)
 	int err;
 
 	if (mkdir(state_dir, 0700) && errno != EEXIST)
-		die("cannot create %s: %s", state_dir, strerror(errno));
+		die_bpf(state_dir, errno);
 	skel = sockaddr_bpf__open_opts(&opts);
 	if (!skel)
 		die_bpf("opening the BPF object", errno);
