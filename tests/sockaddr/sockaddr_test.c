@@ -512,6 +512,68 @@ static int progs_at_all(const char *cgn)
 	return n;
 }
 
+static __u64 cgroup_id(const char *cgn)
+{
+	char p[256];
+	struct stat st;
+
+	snprintf(p, sizeof(p), CG "/%s", cgn);
+	return stat(p, &st) ? 0 : st.st_ino;
+}
+
+/* Pins in the tool's links directory for cgroup id ID. */
+static int count_pins(__u64 id)
+{
+	char pre[32], p[320];
+	int n = 0, i;
+
+	snprintf(pre, sizeof(pre), "%llu-", (unsigned long long)id);
+	for (i = 0; i < (int)(sizeof(sa_hooks) / sizeof(sa_hooks[0])); i++) {
+		static const char *const names[] = {
+			"bind4", "bind6", "post_bind4", "post_bind6",
+			"sock_release", "connect4", "connect6",
+		};
+
+		snprintf(p, sizeof(p), "/sys/fs/bpf/sockaddr/links/%s%s", pre, names[i]);
+		n += !access(p, F_OK);
+	}
+	return n;
+}
+
+/* A sock_addr program for hook TYPE that allows everything (r0 = 1). */
+static int allow_prog(enum bpf_attach_type type)
+{
+	struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type);
+
+	return bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "sa_test_allow", "GPL",
+			     prog, 2, &opts);
+}
+
+/*
+ * Is a socket listed at BOUND under any cgroup name (a record whose cgroup
+ * is no longer recorded shows as cgroup-id:N)?  -1 when list fails, so a
+ * failing tool never reads as "gone".
+ */
+static int listed_at(const char *bound)
+{
+	char *line, *save;
+
+	if (tool("list"))
+		return -1;
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char c[128], p[16], b[80];
+
+		if (sscanf(line, "%127s %15s %79s", c, p, b) == 3 && !strcmp(b, bound))
+			return 1;
+	}
+	return 0;
+}
+
 /* ---- the expected_attach_type check, on the bare syscalls ---- */
 
 static void attach_type_checks(void)
@@ -609,6 +671,229 @@ static void privilege_checks(int backend_port)
 	tap_ok(!err && r.err == ECONNREFUSED && progs_at_all("E") == 0,
 	       "... and its detach --all: E is not routed any more (exit %d; got %s, want ECONNREFUSED)",
 	       err, errname(r.err));
+}
+
+/* ---- state safety: all-or-nothing attach, pins status and detach see ---- */
+
+/*
+ * A real part-way failure: another program holds E's connect6 without
+ * BPF_F_ALLOW_MULTI, which admits no link; connect6 is the last hook an
+ * attach of all features makes, after six others.
+ */
+static void rollback_checks(void)
+{
+	int fd = allow_prog(BPF_CGROUP_INET6_CONNECT);
+	int cg = open(CG "/E", O_RDONLY | O_DIRECTORY);
+	int err, n, pins;
+	bool dup;
+
+	if (!tap_ok(fd >= 0 && cg >= 0 && !bpf_prog_attach(fd, cg, BPF_CGROUP_INET6_CONNECT, 0),
+		    "set-up: another program holds E's connect6 exclusively (no BPF_F_ALLOW_MULTI)"))
+		goto out;
+	err = tool("attach sa-test/E");
+	tap_ok(err == 1 && out_has("connect6") && out_has("BPF_F_ALLOW_MULTI"),
+	       "attach E (all features) fails at its last hook, connect6, and names the exclusive program (exit %d, want 1; said: %s)",
+	       err, said());
+	n = progs_at_all("E");
+	pins = count_pins(cgroup_id("E"));
+	tool("status");
+	dup = out_has("/sa-test/E");
+	tap_ok(n == 1 && !pins && !dup,
+	       "... all or nothing: the six hooks attached before it are detached again (programs on E: got %d, want 1, the exclusive one; pins: got %d, want 0; in status: %s, want no)",
+	       n, pins, dup ? "yes" : "no");
+	bpf_prog_detach2(fd, cg, BPF_CGROUP_INET6_CONNECT);
+	err = tool("attach sa-test/E");
+	n = progs_at_all("E");
+	tap_ok(!err && n == 7,
+	       "without the exclusive program, attach E works at once (exit %d, want 0; programs on E: got %d, want 7; said: %s)",
+	       err, n, said());
+	err = tool("detach sa-test/E");
+	tap_ok(!err && progs_at_all("E") == 0, "detach E: no program left on it (exit %d)", err);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (cg >= 0)
+		close(cg);
+}
+
+/* What an interrupted attach leaves: a link pinned as E's, no record. */
+static bool plant_unrecorded_pin(void)
+{
+	char pin[256];
+	int fd = allow_prog(BPF_CGROUP_INET4_BIND);
+	int cg = open(CG "/E", O_RDONLY | O_DIRECTORY);
+	int link = -1;
+	bool ok;
+
+	snprintf(pin, sizeof(pin), "/sys/fs/bpf/sockaddr/links/%llu-bind4",
+		 (unsigned long long)cgroup_id("E"));
+	if (fd >= 0 && cg >= 0)
+		link = bpf_link_create(fd, cg, BPF_CGROUP_INET4_BIND, NULL);
+	ok = link >= 0 && !bpf_obj_pin(link, pin);
+	if (link >= 0)
+		close(link);
+	if (fd >= 0)
+		close(fd);
+	if (cg >= 0)
+		close(cg);
+	return ok;
+}
+
+static void unrecorded_pin_checks(void)
+{
+	char want[128];
+	int err, n, pins;
+
+	if (!tap_ok(plant_unrecorded_pin(),
+		    "set-up: a link on E's bind4 pinned where the tool pins E's, with no record"))
+		return;
+	tool("status");
+	snprintf(want, sizeof(want), "/sa-test/E (cgroup id %llu): NOT RECORDED: bind4",
+		 (unsigned long long)cgroup_id("E"));
+	tap_ok(out_has(want), "status shows the unrecorded pin (want '%s')", want);
+	err = tool("attach sa-test/E");
+	tap_ok(err == 1 && out_has("without a record") && out_has("detach /sa-test/E"),
+	       "attach E is refused while it is there, saying how to remove it (exit %d, want 1; said: %s)",
+	       err, said());
+	err = tool("detach sa-test/E");
+	n = progs_at_all("E");
+	pins = count_pins(cgroup_id("E"));
+	tap_ok(!err && out_has("removed 1 pinned link") && n == 0 && !pins,
+	       "detach E removes it (exit %d, want 0; programs on E: got %d, want 0; pins: got %d, want 0; said: %s)",
+	       err, n, pins, said());
+	err = tool("attach sa-test/E --route");
+	tap_ok(!err, "attach E works afterwards (exit %d; said: %s)", err, said());
+	tool("detach sa-test/E");
+}
+
+/* ---- the root cgroup and PID 1 ---- */
+
+static bool move_pid1(const char *cgdir)
+{
+	char p[256];
+	int fd;
+	bool ok;
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", cgdir);
+	fd = open(p, O_WRONLY);
+	ok = fd >= 0 && write(fd, "1", 1) == 1;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static void root_cgroup_checks(void)
+{
+	int err;
+	bool attached;
+
+	err = tool("attach / --firewall");
+	tap_ok(err == 1 && out_has("root cgroup") && out_has("--force"),
+	       "attach / --firewall: refused without --force, saying why (exit %d, want 1; said: %s)",
+	       err, said());
+	if (!err)
+		tool("detach /");
+	err = tool("firewall / default deny");
+	tap_ok(err == 1 && out_has("root cgroup") && out_has("--force"),
+	       "firewall / default deny: refused without --force, saying why (exit %d, want 1; said: %s)",
+	       err, said());
+	if (!err)
+		tool("firewall / default allow");
+	err = tool("attach / --firewall --force");
+	tool("status");
+	attached = out_has("\n/ (cgroup id") || !strncmp(out, "/ (cgroup id", 12);
+	tap_ok(!err && attached, "attach / --firewall --force: attached (exit %d; said: %s)",
+	       err, said());
+	tool("detach /");
+}
+
+static void pid1_cgroup_checks(void)
+{
+	int err;
+
+	mkdir(CG "/P1", 0755);
+	if (!tap_ok(move_pid1(CG "/P1"), "set-up: PID 1 moved into sa-test/P1"))
+		return;
+	err = tool("firewall sa-test/P1 default deny");
+	tap_ok(err == 1 && out_has("holds PID 1") && out_has("--force"),
+	       "firewall P1 default deny with PID 1 in P1: refused, saying why (exit %d, want 1; said: %s)",
+	       err, said());
+	if (!err)
+		tool("firewall sa-test/P1 default allow");
+	err = tool("attach sa-test --firewall");
+	tap_ok(err == 1 && out_has("holds PID 1"),
+	       "attach sa-test --firewall, P1's parent: refused, PID 1 is below it (exit %d, want 1; said: %s)",
+	       err, said());
+	if (!err)
+		tool("detach sa-test");
+	err = tool("firewall sa-test/P1 default deny --force");
+	tap_ok(!err && !tool("firewall sa-test/P1 show") && out_has("default deny"),
+	       "with --force, default deny is set on P1 (exit %d; said: %s)", err, said());
+	tool("firewall sa-test/P1 default allow");
+	tap_ok(move_pid1("/sys/fs/cgroup"), "PID 1 moved back to the root cgroup");
+	rmdir(CG "/P1");
+}
+
+/* ---- foreground attach: its end leaves nothing behind ---- */
+
+static pid_t start_foreground(const char *cgn)
+{
+	pid_t fg = fork();
+	char want[128];
+	int i;
+
+	if (fg == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(devnull, 1);
+		execl(tool_path, "sockaddr", "attach", cgn, "--foreground", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(want, sizeof(want), "/%s (cgroup id", cgn);
+	for (i = 0; i < 200; i++) {
+		tool("status");
+		if (out_has(want))
+			break;
+		usleep(50000);
+	}
+	return fg;
+}
+
+static void foreground_checks(int sig)
+{
+	const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+	struct server s;
+	struct reply r;
+	char bound[64];
+	bool rule, pub, in_status;
+	int st = 0, left;
+	pid_t fg;
+
+	fg = start_foreground("sa-test/D");
+	rule = !tool("firewall sa-test/D deny 82");
+	s = server("D", AF_INET, TCP, "127.0.0.1", 0, "D1");
+	snprintf(bound, sizeof(bound), "127.0.0.1:%d", s.port);
+	pub = !s.err && listed("D", "tcp", bound);
+	r = client("D", AF_INET, TCP, "127.0.0.1", 7000);
+	tap_ok(!r.err && !strcmp(r.tag, "B1") && rule && pub,
+	       "--foreground attach of D (to end by %s): D is routed to B (got '%s', want 'B1'), a rule (deny 82) and D's server %s published",
+	       name, r.tag, bound);
+	kill(fg, sig);
+	waitpid(fg, &st, 0);
+	r = client("D", AF_INET, TCP, "127.0.0.1", 7000);
+	tool("status");
+	in_status = out_has("/sa-test/D");
+	tap_ok(WIFEXITED(st) && !WEXITSTATUS(st) && r.err == ECONNREFUSED && !in_status,
+	       "after %s: exit 0, D not routed (got %s, want ECONNREFUSED), status forgot D (%s)",
+	       name, errname(r.err), in_status ? "still there" : "yes");
+	tool("firewall sa-test/D show");
+	tap_ok(!out_has("port 82"), "after %s: D's firewall rule is gone (firewall show: %s)",
+	       name, out_has("port 82") ? "deny 82 still listed" : "no rule");
+	left = listed_at(bound);
+	tap_ok(left == 0,
+	       "after %s: the published record of D's %s is gone while its server still runs (list: %s)",
+	       name, bound, left < 0 ? "failed" : left ? "still listed" : "not listed");
+	server_stop(&s);
 }
 
 int main(void)
@@ -785,7 +1070,7 @@ int main(void)
 		snprintf(bound, sizeof(bound), "127.0.0.1:%d", b2.port);
 		tap_ok(listed("B", "tcp", bound), "list: the second server %s is published", bound);
 		server_stop(&b2);
-		tap_ok(!listed("B", "tcp", bound), "list: ... and gone once its process exited");
+		tap_ok(listed_at(bound) == 0, "list: ... and gone once its process exited");
 	}
 	spread("A", AF_INET, TCP, "127.0.0.1", 7000, 6, "B1", "B2", &n1, &n2, &other);
 	tap_ok(n1 == 6 && !n2 && !other,
@@ -863,35 +1148,12 @@ int main(void)
 	       "every change above went through maps: program ids unchanged");
 
 	privilege_checks(b1.port);
-
-	/* ---- foreground attach: exit detaches ---- */
-	{
-		pid_t fg = fork();
-
-		if (fg == 0) {
-			int devnull = open("/dev/null", O_WRONLY);
-
-			dup2(devnull, 1);
-			execl(tool_path, "sockaddr", "attach", "sa-test/D", "--route",
-			      "--foreground", (char *)NULL);
-			_exit(127);
-		}
-		for (i = 0; i < 200; i++) {
-			tool("status");
-			if (out_has("/sa-test/D"))
-				break;
-			usleep(50000);
-		}
-		r = client("D", AF_INET, TCP, "127.0.0.1", 7000);
-		tap_ok(!r.err && !strcmp(r.tag, "B1"),
-		       "--foreground attach of D: D is routed to B (said '%s')", r.tag);
-		kill(fg, SIGTERM);
-		waitpid(fg, NULL, 0);
-		r = client("D", AF_INET, TCP, "127.0.0.1", 7000);
-		tool("status");
-		tap_ok(r.err == ECONNREFUSED && !out_has("/sa-test/D"),
-		       "after SIGTERM to it: D is not routed any more and status forgot it");
-	}
+	rollback_checks();
+	unrecorded_pin_checks();
+	root_cgroup_checks();
+	pid1_cgroup_checks();
+	foreground_checks(SIGTERM);
+	foreground_checks(SIGINT);
 
 	/* ---- detach ---- */
 	tap_ok(!tool("detach sa-test/A"), "detach A");
