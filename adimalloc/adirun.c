@@ -6,15 +6,14 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#ifndef AT_ADI_BLKSZ
-#define AT_ADI_BLKSZ 48
-#endif
+#include "libadi.h"
 
 static const char usage[] =
 "Usage: adirun [OPTION...] [--] PROGRAM [ARG...]\n"
@@ -41,6 +40,11 @@ static const char usage[] =
 "stats=0|1, syscall_signal=0|1, seed=N, verbose=0|1.  An unknown option or\n"
 "bad value stops the program with a message (exit status 2).\n"
 "\n"
+"adirun adds " ADI_GLIBC_HWCAPS ADI_GLIBC_HWCAPS_NO_AVX512 "\n"
+"to GLIBC_TUNABLES (in front of any hwcaps value there): the kernel cannot\n"
+"check glibc's AVX-512 (EVEX) string functions yet, so on a CPU with\n"
+"AVX-512 glibc must use its AVX2 ones; elsewhere this changes nothing.\n"
+"\n"
 "Exit status: PROGRAM's own; 86 (or exitcode=N) after a report; 2 for a\n"
 "usage error, a bad option or a kernel without ADI; 127 if PROGRAM cannot\n"
 "be run.  See adimalloc/README.md.\n";
@@ -49,6 +53,46 @@ static void __attribute__((noreturn)) fail(const char *msg)
 {
 	fprintf(stderr, "adirun: %s\n", msg);
 	exit(2);
+}
+
+/*
+ * Keep glibc off its AVX-512 string functions, which the kernel cannot
+ * check yet (libadi.h): our mask goes first in every glibc.cpu.hwcaps item
+ * of GLIBC_TUNABLES (glibc takes the last one), or in an item of its own.
+ */
+static void steer_glibc_off_avx512(void)
+{
+	const char *old = getenv("GLIBC_TUNABLES");
+	size_t pfx = strlen(ADI_GLIBC_HWCAPS), n = old ? strlen(old) : 0;
+	char *buf, *out, *item, *save;
+	bool seen = false;
+
+	/* Worst case: every item is a hwcaps item and grows by our mask. */
+	buf = malloc((n + 1) * (strlen(ADI_GLIBC_HWCAPS_NO_AVX512) + 2) + pfx + 2);
+	out = malloc(n + 1);
+	if (!buf || !out)
+		fail("out of memory");
+	*buf = 0;
+	strcpy(out, old ? old : "");
+	for (item = strtok_r(out, ":", &save); item; item = strtok_r(NULL, ":", &save)) {
+		if (*buf)
+			strcat(buf, ":");
+		if (!strncmp(item, ADI_GLIBC_HWCAPS, pfx)) {
+			seen = true;
+			strcat(buf, ADI_GLIBC_HWCAPS ADI_GLIBC_HWCAPS_NO_AVX512);
+			if (item[pfx])
+				strcat(strcat(buf, ","), item + pfx);
+			continue;
+		}
+		strcat(buf, item);
+	}
+	if (!seen)
+		strcat(strcat(buf, *buf ? ":" : ""),
+		       ADI_GLIBC_HWCAPS ADI_GLIBC_HWCAPS_NO_AVX512);
+	if (setenv("GLIBC_TUNABLES", buf, 1))
+		fail("cannot set the environment");
+	free(out);
+	free(buf);
 }
 
 static void add_option(char *buf, size_t len, const char *opt)
@@ -132,6 +176,7 @@ int main(int argc, char **argv)
 	}
 	if (setenv("LD_PRELOAD", preload, 1) || setenv("ADIMALLOC_OPTIONS", opts, 1))
 		fail("cannot set the environment");
+	steer_glibc_off_avx512();
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "adirun: cannot run %s: %s\n", argv[i], strerror(errno));
 	return 127;

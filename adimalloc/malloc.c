@@ -53,6 +53,14 @@ static void init_locked(void)
 			  "refusing to run unchecked\n");
 		_exit(AM_CONFIG_EXIT);
 	}
+	if (adi_libc_uses_avx512()) {
+		am_printf("adimalloc: glibc runs its AVX-512 (EVEX) string functions on "
+			  "this CPU, and the kernel cannot check them yet: every "
+			  "strlen() of a heap string would crash; run under adirun, or "
+			  "set GLIBC_TUNABLES=" ADI_GLIBC_HWCAPS ADI_GLIBC_HWCAPS_NO_AVX512
+			  "; refusing to run unchecked\n");
+		_exit(AM_CONFIG_EXIT);
+	}
 	am_options_parse(getenv("ADIMALLOC_OPTIONS"));
 	am_heap_init();
 	am_stack_init();

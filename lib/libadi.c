@@ -31,6 +31,10 @@ bool adi_is_available(void)
 
 int adi_enable(void *addr, size_t len, int prot)
 {
+	if (adi_libc_uses_avx512()) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
 	return mprotect(adi_strip_ptr(addr), len, prot | PROT_ADI);
 }
 

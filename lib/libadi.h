@@ -13,6 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/platform/x86.h>
 
 #ifndef PROT_ADI
 #define PROT_ADI	0x10
@@ -37,8 +40,42 @@ struct adi_caps {
 int adi_get_caps(struct adi_caps *caps);
 bool adi_is_available(void);
 
-/* mprotect(addr, len, prot | PROT_ADI): check versions in this range. */
+/*
+ * mprotect(addr, len, prot | PROT_ADI): check versions in this range.
+ * -1 with EOPNOTSUPP when adi_libc_uses_avx512(): see below.
+ */
 int adi_enable(void *addr, size_t len, int prot);
+
+/*
+ * The kernel's ADI checker does not classify EVEX (AVX-512) instructions
+ * yet, and on a CPU with AVX-512 glibc runs its string and memory
+ * functions in EVEX code (__strlen_evex, __memmove_avx512_unaligned_erms):
+ * every such call on versioned memory would end the program with a plain
+ * SIGSEGV.  This GLIBC_TUNABLES setting (ADI_GLIBC_HWCAPS followed by
+ * ADI_GLIBC_HWCAPS_NO_AVX512), in the environment when a program starts,
+ * makes glibc choose its AVX2 variants, as on a CPU without AVX-512
+ * (tests/adi-decoder checks that no EVEX code is left selected); adirun
+ * sets it.  adi_libc_uses_avx512() says whether this process's
+ * glibc uses AVX-512, i.e. the setting is needed and missing.
+ */
+#define ADI_GLIBC_HWCAPS		"glibc.cpu.hwcaps="
+#define ADI_GLIBC_HWCAPS_NO_AVX512	"-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD"
+
+/*
+ * glibc's view, not CPUID's: CPU_FEATURE_ACTIVE() is false once
+ * GLIBC_TUNABLES masked the feature, and that is what chose the IFUNCs.
+ * ADI_TEST_LIBC_AVX512=1 (or 0) pretends, so the guest (TCG: no AVX-512)
+ * can test what depends on it.
+ */
+static inline bool adi_libc_uses_avx512(void)
+{
+	const char *pretend = getenv("ADI_TEST_LIBC_AVX512");
+
+	if (pretend && *pretend)
+		return strcmp(pretend, "0") != 0;
+	return CPU_FEATURE_ACTIVE(AVX512F) || CPU_FEATURE_ACTIVE(AVX512VL) ||
+	       CPU_FEATURE_ACTIVE(AVX512BW);
+}
 
 /* Version every 64-byte block of [addr, addr + len); both 64-aligned. */
 int adi_set_version(void *addr, size_t len, unsigned int version);

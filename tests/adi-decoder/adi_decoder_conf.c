@@ -15,15 +15,20 @@
  *      execute through an address that can carry a version: under ADI
  *      each such access is a plain SIGSEGV, so each is "not ok" (README)
  *   3. classes it refuses elsewhere in libc: SKIP, with what the CPU did
+ *   4. adirun's GLIBC_TUNABLES setting (libadi.h): with it glibc selects
+ *      no function that runs a refused class, and libadi sees its choice
  * then "N passed, N failed" on a line of its own.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "conf.h"
+#include "libadi.h"
 
 static struct corpus corpus;
 
@@ -406,7 +411,97 @@ static void summary_counts(void)
 			       corpus.src.funcs[corpus.sel[i]].ifuncs);
 }
 
-int main(void)
+/*
+ * Part 4.  glibc resolves its IFUNCs once, at start-up, from CPUID masked
+ * by GLIBC_TUNABLES: each setting is judged in a child of this program
+ * started with it ("--steering-child"), which prints what libadi says and
+ * how many refused classes the functions glibc selected there run.
+ */
+#define STEERING_CHILD "--steering-child"
+#define STEERING_CHECKS 3
+
+static int steering_child(void)
+{
+	struct cpu_caps caps;
+	char err[300];
+	size_t i, refused = 0;
+
+	if (corpus_build(&corpus, err, sizeof(err))) {
+		printf("error %s\n", err);
+		return 2;
+	}
+	executor_caps(&caps);
+	for (i = 0; i < corpus.nclasses; i++) {
+		struct cls *c = &corpus.classes[i];
+		struct insn insn;
+
+		if (!c->rc || !c->n_sel_reach)
+			continue;
+		/* As part 2 judges: one that never traps under ADI is harmless. */
+		conf_decode(&insn, c->raw, c->len);
+		executor_measure(&caps, &insn, c->raw, &c->m);
+		refused += refused_selected_fails(c);
+	}
+	printf("%d %zu\n", adi_libc_uses_avx512(), refused);
+	return 0;
+}
+
+/* Run the child with GLIBC_TUNABLES=@tunables (NULL: unset); 0 on success. */
+static int steering_run(const char *tunables, int *uses, size_t *refused)
+{
+	char self[4096], line[400] = "";
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int fd[2], status;
+	FILE *f;
+	pid_t pid;
+
+	if (n < 0 || pipe(fd))
+		return -1;
+	self[n] = 0;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		if (tunables)
+			setenv("GLIBC_TUNABLES", tunables, 1);
+		else
+			unsetenv("GLIBC_TUNABLES");
+		unsetenv("ADI_TEST_LIBC_AVX512");
+		execl(self, self, STEERING_CHILD, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	f = fdopen(fd[0], "r");
+	if (f && !fgets(line, sizeof(line), f))
+		line[0] = 0;
+	if (f)
+		fclose(f);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) || sscanf(line, "%d %zu", uses, refused) != 2) {
+		printf("# steering child (GLIBC_TUNABLES=%s) failed: %s", tunables ? tunables : "unset",
+		       line[0] ? line : "no output\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void check_steering(const struct cpu_caps *caps)
+{
+	const char *adirun = ADI_GLIBC_HWCAPS ADI_GLIBC_HWCAPS_NO_AVX512;
+	size_t refused = 0;
+	int uses = -1, rc;
+
+	rc = steering_run(NULL, &uses, &refused);
+	tap(!rc && uses == caps->avx512_any, NULL, "without GLIBC_TUNABLES, libadi's"
+	    " adi_libc_uses_avx512() follows the CPU: got %d, want %d", uses, caps->avx512_any);
+	rc = steering_run(adirun, &uses, &refused);
+	tap(!rc && uses == 0, NULL, "with adirun's GLIBC_TUNABLES=%s, adi_libc_uses_avx512():"
+	    " got %d, want 0", adirun, uses);
+	tap(!rc && refused == 0, NULL, "with it, glibc's selected functions run no class"
+	    " adi_classify_insn() refuses: got %zu classes, want 0", refused);
+}
+
+int main(int argc, char **argv)
 {
 	struct cpu_caps caps;
 	char err[300];
@@ -417,6 +512,12 @@ int main(void)
 	time_t t0 = time(NULL);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && !strcmp(argv[1], STEERING_CHILD))
+		return steering_child();
+	if (argc != 1) {
+		fprintf(stderr, "usage: %s (no arguments; see tests/adi-decoder/README.md)\n", argv[0]);
+		return 2;
+	}
 	executor_caps(&caps);
 	if (corpus_build(&corpus, err, sizeof(err))) {
 		printf("Bail out! %s\n", err);
@@ -461,7 +562,7 @@ int main(void)
 	known_gap = getenv("ADI_DECODER_KNOWN_GAP");
 	if (known_gap && !*known_gap)
 		known_gap = NULL;
-	printf("1..%zu\n", nselftests + corpus.nclasses);
+	printf("1..%zu\n", nselftests + corpus.nclasses + STEERING_CHECKS);
 	printf("# part 0: the executor on instructions whose accesses the SDM states\n");
 	check_selftests(&caps);
 	printf("# part 1: classes adi_classify_insn() supports, its claim against the CPU\n");
@@ -475,6 +576,8 @@ int main(void)
 	for (i = 0; i < corpus.nclasses; i++)
 		if (corpus.classes[i].rc && !corpus.classes[i].n_sel_reach)
 			check_refused_other(&corpus.classes[i]);
+	printf("# part 4: adirun's GLIBC_TUNABLES keeps glibc off what is refused\n");
+	check_steering(&caps);
 	summary_refused_selected();
 	summary_counts();
 	printf("# %u skipped, %u notes, %u known failures (TODO %s)\n", tap_skip, notes,

@@ -126,6 +126,7 @@ struct measure {
 
 struct cpu_caps {
 	bool xsave, avx, avx512;	/* CPU and OS */
+	bool avx512_any;	/* F, BW or VL usable: what glibc looks at */
 	uint64_t xcr0;
 	unsigned int xsave_size;
 };

@@ -93,6 +93,8 @@ void executor_caps(struct cpu_caps *caps)
 	__cpuid_count(7, 0, a, b, c, d);
 	caps->avx512 = caps->avx && (b & bit_AVX512F) && (b & bit_AVX512BW) &&
 		       (b & bit_AVX512VL) && (caps->xcr0 & 0xe0) == 0xe0;
+	caps->avx512_any = caps->avx && (b & (bit_AVX512F | bit_AVX512BW | bit_AVX512VL)) &&
+			   (caps->xcr0 & 0xe0) == 0xe0;
 	__cpuid_count(0xd, 0, a, b, c, d);
 	caps->xsave_size = b;
 	/* Testing this program: behave as on a CPU without AVX-512. */

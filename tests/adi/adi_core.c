@@ -27,28 +27,6 @@ static void test_caps(void)
 	tap_ok(caps.ue_version == 0, "AT_ADI_UEONADI is 0 (got %lu)", caps.ue_version);
 }
 
-/* Does /proc/self/smaps list "ad" in VmFlags for the mapping at @p? */
-static int smaps_has_ad(void *p)
-{
-	char line[512], want[32];
-	int in = 0, found = 0;
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	snprintf(want, sizeof(want), "%lx-", (unsigned long)p);
-	while (f && fgets(line, sizeof(line), f)) {
-		if (strchr(line, '-') && strstr(line, " ") && line[0] != 'V' &&
-		    strncmp(line, want, strlen(want)) == 0)
-			in = 1;
-		else if (in && strncmp(line, "VmFlags:", 8) == 0) {
-			found = strstr(line, " ad") != NULL;
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	return found;
-}
-
 static void test_prot(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);

@@ -100,10 +100,45 @@ static void test_libc(void)
 	}
 }
 
+/*
+ * On a CPU with AVX-512, glibc's string functions are EVEX code the kernel
+ * cannot check yet: libadi refuses to turn ADI on there unless GLIBC_TUNABLES
+ * steered glibc off it (libadi.h).  TCG has no AVX-512: pretend.
+ */
+static void test_avx512_libc(void)
+{
+	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int rc, err;
+
+	if (p == MAP_FAILED) {
+		tap_diag("mmap: %s", strerror(errno));
+		exit(1);
+	}
+	tap_diag("glibc here uses AVX-512: %d (TCG offers none)", adi_libc_uses_avx512());
+	setenv("ADI_TEST_LIBC_AVX512", "1", 1);
+	errno = 0;
+	rc = adi_enable(p, 4096, PROT_READ | PROT_WRITE);
+	err = errno;
+	tap_ok(rc == -1 && err == EOPNOTSUPP, "glibc on AVX-512 (pretended): adi_enable() "
+	       "refuses: got %d (%s), want -1 (%s)", rc, strerror(err), strerror(EOPNOTSUPP));
+	rc = smaps_has_ad(p);
+	tap_ok(rc == 0, "... and the range did not become ADI memory: smaps 'ad' got %d, "
+	       "want 0", rc);
+	setenv("ADI_TEST_LIBC_AVX512", "0", 1);
+	rc = adi_enable(p, 4096, PROT_READ | PROT_WRITE);
+	err = errno;
+	tap_ok(rc == 0 && smaps_has_ad(p), "glibc steered off AVX-512 (pretended): "
+	       "adi_enable() got %d (%s), want 0, and an ADI mapping", rc,
+	       rc ? strerror(err) : "-");
+	unsetenv("ADI_TEST_LIBC_AVX512");
+	munmap(p, 4096);
+}
+
 int main(void)
 {
 	tap_init();
 	tap_group("list", test_list);
 	tap_group("libc", test_libc);
+	tap_group("avx512-libc", test_avx512_libc);
 	return tap_done();
 }

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -79,6 +80,28 @@ static inline void catch_install(void)
 	catching = 0;							\
 	caught.signo;							\
 })
+
+/* Does /proc/self/smaps list "ad" in VmFlags for the mapping at @p? */
+static inline int smaps_has_ad(void *p)
+{
+	char line[512], want[32];
+	int in = 0, found = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)p);
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strstr(line, " ") && line[0] != 'V' &&
+		    strncmp(line, want, strlen(want)) == 0)
+			in = 1;
+		else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			found = strstr(line, " ad") != NULL;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
 
 /* Anonymous ADI memory, version 0 everywhere. */
 static inline void *adi_map(size_t len)
