@@ -331,7 +331,7 @@ static inline void console_note(const char *fmt, ...)
 static inline void hostile_group(const char *name, void (*fn)(void))
 {
 	if (!tap_group_selected(name)) {
-		tap_group(name, fn);	/* prints the "not run" note */
+		tap_group(name, fn);	/* its "# SKIP not in TAP_GROUPS" result */
 		return;
 	}
 	console_note("adi-hostile: group %s: start", name);
