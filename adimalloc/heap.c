@@ -19,15 +19,9 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-#ifndef PROT_ADI
-#define PROT_ADI 0x10
-#endif
-#define PR_SET_VER	0x41444901
 
 #define REGION_SIZE	(1UL << 36)	/* 64 GiB of address space, reserved */
 #define NSLABS		(REGION_SIZE / AM_SLAB_SIZE)
@@ -131,7 +125,7 @@ int am_set_version(uintptr_t addr, size_t len, unsigned int v)
 {
 	if (!len)
 		return 0;
-	return prctl(PR_SET_VER, addr, len, v, 0);
+	return adi_set_version((void *)addr, len, v);
 }
 
 static void account_mapped(long delta)

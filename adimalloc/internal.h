@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "libadi.h"
+
 #define AM_BLOCK	64UL
 #define AM_SLAB_SIZE	(64UL * 1024)
 #define AM_SMALL_MAX	(16UL * 1024)	/* largest slot; above: own mapping */
@@ -26,22 +28,23 @@
 #define AM_REPORT_EXIT	86		/* default exit status after a report */
 #define AM_CONFIG_EXIT	2		/* bad options, no ADI */
 
-#define AM_VSHIFT	60
-#define AM_VMASK	(UINT64_C(0xf) << AM_VSHIFT)
-
+/*
+ * libadi's pointer helpers with the heap's address type: the heap does
+ * arithmetic on uintptr_t, libadi takes and gives pointers.
+ */
 static inline uintptr_t am_strip(const void *p)
 {
-	return (uintptr_t)p & ~AM_VMASK;
+	return (uintptr_t)adi_strip_ptr(p);
 }
 
 static inline unsigned int am_pver(const void *p)
 {
-	return (unsigned int)((uintptr_t)p >> AM_VSHIFT);
+	return adi_ptr_version(p);
 }
 
 static inline void *am_tag(uintptr_t a, unsigned int v)
 {
-	return (void *)(a | ((uintptr_t)v << AM_VSHIFT));
+	return adi_make_ptr((const void *)a, v);
 }
 
 static inline uintptr_t am_round_up(uintptr_t x, uintptr_t a)

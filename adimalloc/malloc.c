@@ -17,13 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "libadi.h"
 
-#define PR_SET_SYSCALL_SIGNAL	0x41444909
 
 extern void *__libc_malloc(size_t);
 extern void __libc_free(void *);
@@ -75,7 +73,7 @@ static void init_locked(void)
 			  "ranges: string functions may report falsely\n");
 	am_syscall_signal_on = false;
 	if (am_opt.syscall_signal != 0) {
-		if (prctl(PR_SET_SYSCALL_SIGNAL, 1, 0, 0, 0) == 0)
+		if (adi_set_syscall_signal(true) == 0)
 			am_syscall_signal_on = true;
 		else if (am_opt.syscall_signal == 1) {
 			am_printf("adimalloc: syscall_signal=1 but this kernel cannot "

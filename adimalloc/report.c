@@ -12,19 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/ucontext.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-#ifndef SEGV_ADIDERR
-#define SEGV_ADIDERR 6
-#endif
-#ifndef SEGV_ADIPERR
-#define SEGV_ADIPERR 7
-#endif
-#define PR_GET_VER	0x41444902
 #define MAX_REPORTS	100
 
 static int reports;
@@ -179,7 +171,7 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		kind = "heap-buffer-underflow";
 	else
 		kind = "version-mismatch inside a live allocation";
-	mv = prctl(PR_GET_VER, a, 0, 0, 0);
+	mv = adi_get_version((const void *)a);
 
 	if (++reports <= MAX_REPORTS || am_opt.halt) {
 		am_printf("=================================================================\n"

@@ -40,9 +40,9 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 static const char *code_name(int code)
 {
 	switch (code) {
-	case 5: return "SEGV_ACCADI";
-	case 6: return "SEGV_ADIDERR (disrupting store)";
-	case 7: return "SEGV_ADIPERR (precise)";
+	case SEGV_ACCADI: return "SEGV_ACCADI";
+	case SEGV_ADIDERR: return "SEGV_ADIDERR (disrupting store)";
+	case SEGV_ADIPERR: return "SEGV_ADIPERR (precise)";
 	}
 	return "other";
 }

@@ -58,6 +58,16 @@ int adi_get_precise(void)
 	return prctl(PR_ADI_GET_PRECISE, 0, 0, 0, 0);
 }
 
+int adi_set_syscall_signal(bool on)
+{
+	return prctl(PR_ADI_SET_SYSCALL_SIGNAL, on ? 1 : 0, 0, 0, 0);
+}
+
+int adi_get_syscall_signal(void)
+{
+	return prctl(PR_ADI_GET_SYSCALL_SIGNAL, 0, 0, 0, 0);
+}
+
 int adi_add_readahead(const void *start, size_t len)
 {
 	return prctl(PR_ADI_ADD_READAHEAD, (unsigned long)start, len, 0, 0);

@@ -10,6 +10,7 @@
 #ifndef LIBADI_H
 #define LIBADI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,14 +18,17 @@
 #include <string.h>
 #include <sys/platform/x86.h>
 
-#ifndef PROT_ADI
-#define PROT_ADI	0x10
-#endif
-#ifndef AT_ADI_BLKSZ
-#define AT_ADI_BLKSZ	48
-#define AT_ADI_NBITS	49
-#define AT_ADI_UEONADI	50
-#endif
+/*
+ * The ABI comes from the patched kernel's exported uapi headers (KHDR,
+ * first on the include path as -isystem), never from copies: a renumbered
+ * value follows, a missing one breaks the build.  PR_ADI_*: linux/prctl.h;
+ * AT_ADI_*: asm/auxvec.h; PROT_ADI: asm/mman.h.  SEGV_ACCADI, SEGV_ADIDERR
+ * and SEGV_ADIPERR are SPARC's generic si_codes, which glibc's <signal.h>
+ * already has.
+ */
+#include <asm/auxvec.h>
+#include <asm/mman.h>
+#include <linux/prctl.h>
 
 #define ADI_VERSION_SHIFT	60
 #define ADI_VERSION_MASK	(UINT64_C(0xf) << ADI_VERSION_SHIFT)
@@ -85,6 +89,14 @@ int adi_get_version(const void *addr);
 /* Precise mode: store mismatches report the data address (this thread). */
 int adi_set_precise(bool precise);
 int adi_get_precise(void);
+
+/*
+ * Syscall signal: a system call that meets a mismatch also raises SIGSEGV
+ * (SEGV_ADIPERR) in this thread, besides failing with EFAULT or a short
+ * count.  Inherited by threads and children.
+ */
+int adi_set_syscall_signal(bool on);
+int adi_get_syscall_signal(void);
 
 /*
  * Read-ahead ranges: mismatching loads by code in a range complete without

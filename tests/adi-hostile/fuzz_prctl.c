@@ -94,7 +94,7 @@ static uint64_t pick_addr(uint64_t *rs)
 	static const uint64_t edges[] = {
 		0, ~0ULL, 1ULL << 47, (1ULL << 47) - 4096, (1ULL << 47) - 64, 1ULL << 56,
 		1ULL << 63, 0x7ffffffff000ULL, 0x00007fffffffffc0ULL, 0xffff800000000000ULL,
-		0xf000000000000000ULL, 4096, 64, 1,
+		ADI_VERSION_MASK, 4096, 64, 1,
 	};
 	uint64_t a;
 
@@ -105,7 +105,7 @@ static uint64_t pick_addr(uint64_t *rs)
 		return rnd_next(rs);
 	case 2:		/* in the arena, versioned */
 		a = (uint64_t)(uintptr_t)arena + (rnd_below(rs, ARENA) & ~63ULL);
-		return a | rnd_below(rs, 16) << 60;
+		return a | rnd_below(rs, 16) << ADI_VERSION_SHIFT;
 	case 3:		/* in the arena, unaligned */
 		return (uint64_t)(uintptr_t)arena + rnd_below(rs, ARENA);
 	case 4:		/* our own code: a place where read-ahead ranges may go */
@@ -209,7 +209,7 @@ static void one_call(uint64_t *rs, int kind, uint64_t seedv, int n)
 		if (!in_arena(a2, a3)) {	/* keep it off our own memory */
 			a2 = (uint64_t)(uintptr_t)arena + (rnd_below(rs, ARENA / 2) & ~4095ULL);
 			a3 = (rnd_below(rs, 64) + 1) * 4096;
-			a2 |= rnd_below(rs, 2) ? rnd_below(rs, 16) << 60 : 0;
+			a2 |= rnd_below(rs, 2) ? rnd_below(rs, 16) << ADI_VERSION_SHIFT : 0;
 		}
 		break;
 	case K_MMAP:

@@ -38,12 +38,6 @@
 #include "libadi.h"
 #include "tap.h"
 
-#ifndef SEGV_ACCADI
-#define SEGV_ACCADI	5
-#define SEGV_ADIDERR	6
-#define SEGV_ADIPERR	7
-#endif
-
 /*
  * How many times slower than the default kernel this one runs: 4 on the
  * debug kernel (KASAN, lockdep, DEBUG_VM; scripts/test.sh gives its suites

@@ -453,11 +453,6 @@ static void test_swapped_out(void)
 	       "swapped out: versions came back with the page");
 }
 
-#ifndef PR_ADI_SET_SYSCALL_SIGNAL
-#define PR_ADI_SET_SYSCALL_SIGNAL	0x41444909
-#define PR_ADI_GET_SYSCALL_SIGNAL	0x4144490a
-#endif
-
 /* Opt-in SIGSEGV after a system call met a mismatch. */
 static void test_syscall_signal(void)
 {

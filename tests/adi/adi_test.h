@@ -18,12 +18,6 @@
 #include "libadi.h"
 #include "tap.h"
 
-#ifndef SEGV_ACCADI
-#define SEGV_ACCADI	5
-#define SEGV_ADIDERR	6
-#define SEGV_ADIPERR	7
-#endif
-
 #define BLK 64
 
 /* What the last caught signal said. */
