@@ -463,13 +463,15 @@ static void test_syscall_signal(void)
 
 	if (pipe(p))
 		exit(1);
-	tap_ok(prctl(PR_ADI_GET_SYSCALL_SIGNAL, 0, 0, 0, 0) == 0, "syscall signal: off by default");
-	tap_ok(prctl(PR_ADI_SET_SYSCALL_SIGNAL, 2, 0, 0, 0) == -1 && errno == EINVAL &&
-	       prctl(PR_ADI_SET_SYSCALL_SIGNAL, 1, 1, 0, 0) == -1 && errno == EINVAL &&
-	       prctl(PR_ADI_GET_SYSCALL_SIGNAL, 1, 0, 0, 0) == -1 && errno == EINVAL,
-	       "syscall signal: bad arguments: EINVAL");
-	tap_ok(prctl(PR_ADI_SET_SYSCALL_SIGNAL, 1, 0, 0, 0) == 0 &&
-	       prctl(PR_ADI_GET_SYSCALL_SIGNAL, 0, 0, 0, 0) == 1, "syscall signal: switched on");
+	tap_eq_long(adi_get_syscall_signal(), 0, "syscall signal: off by default");
+	tap_errno(prctl(PR_ADI_SET_SYSCALL_SIGNAL, 2, 0, 0, 0), EINVAL,
+		  "syscall signal: set to 2");
+	tap_errno(prctl(PR_ADI_SET_SYSCALL_SIGNAL, 1, 1, 0, 0), EINVAL,
+		  "syscall signal: set with a non-zero arg3");
+	tap_errno(prctl(PR_ADI_GET_SYSCALL_SIGNAL, 1, 0, 0, 0), EINVAL,
+		  "syscall signal: get with a non-zero arg2");
+	tap_eq_long(adi_set_syscall_signal(true), 0, "syscall signal: switch on");
+	tap_eq_long(adi_get_syscall_signal(), 1, "syscall signal: reads back on");
 
 	ret = write(p[1], "0123456789", 10);
 	tap_ok(TRY(ret = read(p[0], wrong(0), 10)) == SIGSEGV && caught.code == SEGV_ADIPERR &&
@@ -489,7 +491,8 @@ static void test_syscall_signal(void)
 	if (pid == 0)
 		_exit(prctl(PR_ADI_GET_SYSCALL_SIGNAL, 0, 0, 0, 0) != 1);
 	waitpid(pid, &status, 0);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "syscall signal: fork() inherits it");
+	tap_eq_long(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+		    "syscall signal: fork() inherits it (the child's exit status)");
 	pid = fork();
 	if (pid == 0) {
 		execl("/proc/self/exe", "adi_syscall", "--print-syscall-signal", (char *)NULL);
@@ -500,9 +503,10 @@ static void test_syscall_signal(void)
 	       "syscall signal: execve() resets it (the new program's PR_ADI_GET_SYSCALL_SIGNAL, status %d)",
 	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	ret = write(p[1], "0123456789", 10);
-	tap_ok(prctl(PR_ADI_SET_SYSCALL_SIGNAL, 0, 0, 0, 0) == 0 &&
-	       TRY(ret = read(p[0], wrong(0), 10)) == 0 && ret == -1,
-	       "syscall signal: switched off, EFAULT only");
+	tap_eq_long(adi_set_syscall_signal(false), 0, "syscall signal: switch off");
+	tap_eq_long(TRY(ret = read(p[0], wrong(0), 10)), 0,
+		    "syscall signal: switched off, no signal (signal number)");
+	tap_eq_long(ret, -1, "syscall signal: switched off, the read fails (EFAULT)");
 }
 
 /* The counters of the program's own checks. */

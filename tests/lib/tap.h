@@ -13,6 +13,12 @@
  *                               a filtered run counts skips and never looks
  *                               like a complete pass
  *   tap_ok(cond, fmt, ...);     one test
+ *   tap_eq_long(got, want, fmt, ...);   one test, "...: got G, want W"
+ *   tap_eq_str(got, want, fmt, ...);    the same for strings ('...'/NULL)
+ *   tap_errno(ret, want, fmt, ...);     a call that must fail with errno
+ *                               @want: "...: got R (errno text), want -1
+ *                               (want's text)"; read errno right after the
+ *                               call, before anything can change it
  *   tap_skip(why, fmt, ...);    one skipped test
  *   return tap_done();          prints the plan (at the end, as TAP allows)
  *
@@ -22,6 +28,7 @@
 #ifndef LK417_TAP_H
 #define LK417_TAP_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +77,65 @@ static inline int tap_ok(int cond, const char *fmt, ...)
 	tap_vresult(cond ? "ok" : "not ok", "", fmt, ap);
 	va_end(ap);
 	return cond;
+}
+
+/* tap_ok() with "fmt...: got ..., want ..." built from @ap and @tail. */
+static inline int tap_ok_tail(int cond, const char *tail, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	return tap_ok(cond, "%s: %s", msg, tail);
+}
+
+__attribute__((format(printf, 3, 4)))
+static inline int tap_eq_long(long got, long want, const char *fmt, ...)
+{
+	char tail[96];
+	va_list ap;
+	int ok;
+
+	snprintf(tail, sizeof(tail), "got %ld, want %ld", got, want);
+	va_start(ap, fmt);
+	ok = tap_ok_tail(got == want, tail, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+__attribute__((format(printf, 3, 4)))
+static inline int tap_eq_str(const char *got, const char *want, const char *fmt, ...)
+{
+	char tail[512];
+	va_list ap;
+	int ok = got && want ? !strcmp(got, want) : got == want;
+
+	snprintf(tail, sizeof(tail), "got %s%.200s%s, want %s%.200s%s", got ? "'" : "",
+		 got ? got : "NULL", got ? "'" : "", want ? "'" : "", want ? want : "NULL",
+		 want ? "'" : "");
+	va_start(ap, fmt);
+	ok = tap_ok_tail(ok, tail, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+__attribute__((format(printf, 3, 4)))
+static inline int tap_errno(long ret, int want, const char *fmt, ...)
+{
+	int err = errno;	/* first: nothing below may change it first */
+	char tail[160];
+	va_list ap;
+	int ok;
+
+	if (ret == -1)
+		snprintf(tail, sizeof(tail), "got -1 (%s), want -1 (%s)", strerrorname_np(err) ?
+			 strerrorname_np(err) : "?", strerrorname_np(want) ? strerrorname_np(want) : "?");
+	else
+		snprintf(tail, sizeof(tail), "got %ld (success), want -1 (%s)", ret,
+			 strerrorname_np(want) ? strerrorname_np(want) : "?");
+	va_start(ap, fmt);
+	ok = tap_ok_tail(ret == -1 && err == want, tail, fmt, ap);
+	va_end(ap);
+	return ok;
 }
 
 __attribute__((format(printf, 2, 3)))
