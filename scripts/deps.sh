@@ -15,7 +15,7 @@ want=$(sed 's/#.*//' <<'LIST' | tr -s ' \t' '\n' | sed '/^$/d'
 linux-source-6.12 qemu-system-x86 ccache gcc make flex bison bc
 libelf-dev libssl-dev cpio kmod xz-utils rsync git
 clang llvm libbpf-dev bpftool iproute2 util-linux
-e2fsprogs libcap-dev libnuma-dev python3-ply python3-git
+e2fsprogs libext2fs-dev libcap-dev libnuma-dev python3-ply python3-git
 g++ sqlite3 time valgrind electric-fence
 jq		# reads the sockmsg tool's JSON: tests/sockmap/run, bench/sockmap/guest.sh
 linux-config-6.12	# Debian's own kernel configuration: scripts/check-distro.sh

@@ -210,63 +210,6 @@ static int copy_file(const char *from, const char *to)
 }
 
 /*
- * The kernel log of one case.  The log has no text unique to a case
- * (CONFIG_PRINTK_TIME is off, every image has the same UUID and the loop
- * device is reused), so a case cannot find its start by searching for
- * text.  A /dev/kmsg descriptor keeps its own position in the sequence
- * of records instead: moved to the end when the case starts, it then
- * reads exactly the records logged since.
- */
-static int klog_open(void)
-{
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0 && lseek(fd, 0, SEEK_END) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/*
- * The text of every record since klog_open(FD), one line each; malloc'ed,
- * NULL on a read error.  A record reads as "prio,seq,ts,flags;text\n"
- * then " KEY=value" lines, and only whole (one per read()).
- */
-static char *klog_read(int fd)
-{
-	static char rec[8192 + 1]; /* the kernel's largest record: smaller is EINVAL */
-	char *text = NULL, *semi;
-	size_t len;
-	FILE *m = open_memstream(&text, &len);
-	ssize_t n;
-	int err = 0;
-
-	if (!m)
-		return NULL;
-	for (;;) {
-		n = read(fd, rec, sizeof(rec) - 1);
-		/* EPIPE: records overwritten before we read them; reading goes on
-		 * from the oldest one left. */
-		if (n < 0 && errno == EPIPE)
-			continue;
-		if (n <= 0) {
-			err = n < 0 && errno != EAGAIN; /* EAGAIN: no more records */
-			break;
-		}
-		rec[n] = 0;
-		semi = strchr(rec, ';');
-		if (semi)
-			fprintf(m, "%.*s\n", (int)strcspn(semi + 1, "\n"), semi + 1);
-	}
-	if (fclose(m) || err) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
-/*
  * "klogtest": the window of klog_open()/klog_read() must hold a line
  * logged inside it and none logged before.  Logged in order: R, A, R,
  * window opens, B, window closes.  The window must show B and not A.

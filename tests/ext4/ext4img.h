@@ -22,7 +22,9 @@
 #define XATTR_MAGIC 0xEA020000u
 #define EXT4_ROOT_INO 2
 #define INCOMPAT_64BIT 0x80
+#ifndef EXT4_EXTENTS_FL /* also in <ext2fs/ext2_fs.h> */
 #define EXT4_EXTENTS_FL 0x80000
+#endif
 #define EXT4_EXT_MAGIC 0xF30A
 
 struct img {
