@@ -66,10 +66,11 @@ static char rbuf[65536];
 
 /*
  * Result counters of one walk; first_err is the first errno seen, badcrc
- * counts EBADMSG (ext4's EFSBADCRC: a checksum stopped the access).
+ * counts EBADMSG (ext4's EFSBADCRC: a checksum stopped the access),
+ * xerrors the errors of xattr reads.
  */
 struct walk {
-	int entries, errors, first_err, badcrc;
+	int entries, errors, first_err, badcrc, xerrors;
 };
 
 static inline void walk_err(struct walk *w, int e)
@@ -87,13 +88,17 @@ static inline void walk_xattrs(struct walk *w, const char *path)
 	ssize_t n = llistxattr(path, names, sizeof(names));
 
 	if (n < 0) {
-		if (errno != ENOTSUP)
+		if (errno != ENOTSUP) {
 			walk_err(w, errno);
+			w->xerrors++;
+		}
 		return;
 	}
 	for (ssize_t i = 0; i < n; i += strlen(names + i) + 1)
-		if (lgetxattr(path, names + i, xbuf, sizeof(xbuf) - 1) < 0)
+		if (lgetxattr(path, names + i, xbuf, sizeof(xbuf) - 1) < 0) {
 			walk_err(w, errno);
+			w->xerrors++;
+		}
 }
 
 static inline void walk_file(struct walk *w, const char *path)

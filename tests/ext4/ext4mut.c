@@ -2,7 +2,7 @@
 /*
  * ext4mut: the seeded random mode of the ext4 suite.
  *
- *   ext4mut [-f|-s] [-m] SEED [FIRST+]COUNT WORKDIR MNT IMAGE...
+ *   ext4mut [-f|-s] [-r|-m] SEED [FIRST+]COUNT WORKDIR MNT IMAGE...
  *
  * Mutant i (0 <= i < COUNT) starts from IMAGE[i % nimages] and is damaged
  * by a PRNG seeded from (SEED, i), one of two ways:
@@ -35,11 +35,22 @@
  * share that mounted and was exercised, in field mode the share that was
  * not stopped by a checksum (refusals are printed by errno).
  *
+ * -r adds the repair round of xfstests' fuzzers to every mutant that
+ * mounted: e2fsck -fy on the unmounted image, e2fsck -fn to see whether
+ * it says the result is clean (xfstests' re-check after repair), then a
+ * rw mount again.  When e2fsck says clean, that mount must succeed, every
+ * file and directory must read back, a new file must be writable, and the
+ * kernel must log no "EXT4-fs error".  A mutant e2fsck does not get clean
+ * in one pass (or gives up on) only counts as left broken, and an xattr
+ * that is listed but cannot be read (entries out of order, which e2fsck
+ * does not check) is counted, not failed; so is a kernel error that is a
+ * known gap of e2fsck (known_gaps[], each shown on the host).
+ *
  * -m only makes the mutants, WORKDIR/mutant-I.img, and mounts nothing:
  * for looking at one with e2fsprogs (on the host too: the image is a file).
  *
- * Prints TAP: 1. no hang or failed unmount; 2. the floor; diagnostics per
- * mutant and per base image.
+ * Prints TAP: 1. no hang or failed unmount; 2. the floor; 3. (with -r) the
+ * repair round; diagnostics per mutant and per base image.
  */
 #include <getopt.h>
 #include <stddef.h>
@@ -54,6 +65,7 @@
 #define MAX_META 256
 #define MAX_TARGETS 64
 #define EXERCISE_SECONDS 60
+#define FSCK_SECONDS 120
 /*
  * Byte mode: at least BYTES_FLOOR_PCT % of each base image's mutants must
  * mount and be exercised.  Measured (6.12, seed 417, 100 mutants per
@@ -114,6 +126,10 @@ struct base {
 	 * checksum, checksums libext2fs could not recompute; refusals by errno */
 	int made, exercised, by_csum, no_csum, nreasons;
 	struct { char name[16]; int n; } reasons[MAX_REASONS];
+	/* repair round: clean already, repaired, left broken by e2fsck (and
+	 * of those, still refused), said clean with xattrs listed but
+	 * unreadable, said clean but a known e2fsck gap left, failed */
+	int r_clean, r_fixed, r_left, r_left_refused, r_xattr, r_known, r_failed;
 };
 
 static void refused_by(struct base *b, const char *name)
@@ -597,6 +613,33 @@ static void exercise(const char *mnt, int rw)
 	_exit(badcrc ? 4 : 0);
 }
 
+/*
+ * After e2fsck, in a child: every file must read back and a new one be
+ * written.  Exit status 0; 6 when only xattr reads failed; 5 otherwise,
+ * with the failure printed.
+ */
+static void exercise_repaired(const char *mnt, unsigned long i)
+{
+	char path[4096];
+	struct walk w;
+	int e;
+
+	alarm(EXERCISE_SECONDS);
+	if (op_walk(mnt, &w)) {
+		printf("# mutant %lu: after e2fsck: walk: %d errors (%d of xattrs), first %s\n", i,
+		       w.errors, w.xerrors, errname(w.first_err));
+		if (w.errors > w.xerrors)
+			_exit(5);
+	}
+	snprintf(path, sizeof(path), "%s/repaired-write", mnt);
+	e = op_write(path);
+	if (e) {
+		printf("# mutant %lu: after e2fsck: write: %s\n", i, errname(e));
+		_exit(5);
+	}
+	_exit(w.errors ? 6 : 0);
+}
+
 /* Run FN(MNT, ARG) in a child; its exit status, or -1 (and why in *why). */
 static int in_child(void (*fn)(const char *, unsigned long), const char *mnt, unsigned long arg,
 		    char *why, size_t n)
@@ -621,9 +664,51 @@ static int in_child(void (*fn)(const char *, unsigned long), const char *mnt, un
 
 static void exercise_fn(const char *mnt, unsigned long rw) { exercise(mnt, (int)rw); }
 
+/*
+ * Kernel errors after e2fsck said clean that are gaps of e2fsck, not of
+ * the kernel: each seen with e2fsprogs 1.47.0 (Debian 12's) and shown on
+ * the host without a kernel (e2fsck -fy, e2fsck -fn clean, debugfs shows
+ * what is left).  A mutant whose only errors are these is counted and
+ * printed as a known gap, not failed.
+ */
+static const struct { const char *msg, *why; } known_gaps[] = {
+	/* Field mutant 193 of seed 417: i_flags of /dir/sub/leaf all ones;
+	 * e2fsck clears five flags and keeps 0xbff7c7ff. */
+	{ "unexpected EA_INODE flag",
+	  "e2fsck keeps EXT4_EA_INODE_FL on a file that a directory links to" },
+};
+
+static const char *known_gap(const char *line, size_t len)
+{
+	for (size_t k = 0; k < sizeof(known_gaps) / sizeof(known_gaps[0]); k++)
+		if (memmem(line, len, known_gaps[k].msg, strlen(known_gaps[k].msg)))
+			return known_gaps[k].why;
+	return NULL;
+}
+
+/*
+ * "EXT4-fs error" lines of a kernel log window, each printed; returns
+ * their number, and in *unknown those that are no known e2fsck gap.
+ */
+static int ext4_errors(const char *log, unsigned long i, int *unknown)
+{
+	int n = 0;
+
+	*unknown = 0;
+	for (const char *p = log; (p = strstr(p, "EXT4-fs error")); p++, n++) {
+		size_t len = strcspn(p, "\n");
+		const char *why = known_gap(p, len);
+
+		*unknown += !why;
+		printf("# mutant %lu: after e2fsck: %.*s%s%s\n", i, (int)len, p,
+		       why ? " -- known e2fsck gap: " : "", why ? why : "");
+	}
+	return n;
+}
+
 /* What a mount of one image gave. */
 struct outcome {
-	int mounted, err, done, badcrc, failed;
+	int mounted, err, done, badcrc, xattr, failed;
 };
 
 /*
@@ -650,10 +735,11 @@ static void mount_once(const char *img, const char *mnt, unsigned long flags, co
 	} else {
 		o->mounted = 1;
 		st = in_child(fn, mnt, arg, why, sizeof(why));
-		if (st == 0 || st == 4) {
+		if (st == 0 || st == 4 || st == 6) {
 			o->done = 1;
 			o->badcrc = st == 4;
-		} else {
+			o->xattr = st == 6;
+		} else if (st != 5) {
 			printf("# mutant %lu: exercise did not finish (%s%s%d)\n", i, st < 0 ? why : "status",
 			       st < 0 ? "" : " ", st < 0 ? 0 : st);
 			o->failed = 1;
@@ -684,6 +770,86 @@ static int stopped_by_csum(const struct outcome *o, const char *log)
 {
 	return o->err == EBADMSG || o->badcrc ||
 	       (log && (strcasestr(log, "checksum") || strcasestr(log, "csum")));
+}
+
+/* e2fsck OPT IMG, its output in WORK/fsck.log; exit status, or -1 on a hang. */
+static int fsck(const char *opt, const char *img, const char *work, unsigned long i)
+{
+	char logp[4096];
+	pid_t pid;
+	int st;
+
+	snprintf(logp, sizeof(logp), "%s/fsck.log", work);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		alarm(FSCK_SECONDS); /* kept across exec */
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execlp("e2fsck", "e2fsck", opt, img, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) {
+		printf("# mutant %lu: e2fsck %s did not finish (%s)\n", i, opt,
+		       pid < 0 ? "fork" : WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "wait");
+		return -1;
+	}
+	return WEXITSTATUS(st);
+}
+
+static void repaired_fn(const char *mnt, unsigned long i) { exercise_repaired(mnt, i); }
+
+/*
+ * The repair round of one mutant that mounted: e2fsck -fy, e2fsck -fn,
+ * then a rw mount that must be clean when e2fsck -fn says so.  Returns 1
+ * on a failure.
+ */
+static int repair(struct base *b, const char *img, const char *work, const char *mnt, unsigned long i)
+{
+	struct outcome o;
+	char *log;
+	int fix = fsck("-fy", img, work, i), chk = -1, nerr, unknown = 0;
+
+	/* Exit 8: e2fsck gave up (it printed "aborted"); otherwise it has
+	 * repaired what it could, and -fn says whether that is all. */
+	if (fix >= 0 && fix < 8)
+		chk = fsck("-fn", img, work, i);
+	if (fix < 0 || (fix < 8 && chk < 0)) {
+		b->r_failed++; /* a hang */
+		return 1;
+	}
+	mount_once(img, mnt, 0, "errors=continue", repaired_fn, i, i, &o, &log);
+	if (chk != 0) {
+		b->r_left++;
+		b->r_left_refused += !o.mounted;
+		printf("# mutant %lu: repair: e2fsck -fy exit %d, %s, then mount %s\n", i, fix,
+		       chk < 0 ? "gave up" : "e2fsck -fn still finds errors", errname(o.err));
+		free(log);
+		return o.failed;
+	}
+	nerr = log ? ext4_errors(log, i, &unknown) : -1; /* -1: the log could not be read */
+	free(log);
+	/* Errors that are all known e2fsck gaps: the walk may fail with them. */
+	if (o.mounted && !o.failed && nerr > 0 && !unknown) {
+		b->r_known++;
+		printf("# mutant %lu: repair: e2fsck -fy exit %d, -fn clean, then %d kernel error(s), "
+		       "all a known e2fsck gap\n", i, fix, nerr);
+		return 0;
+	}
+	if (!o.mounted || !o.done || o.failed || nerr) {
+		b->r_failed++;
+		printf("# mutant %lu: repair FAILED: e2fsck -fy exit %d, -fn clean, then mount %s, %s, "
+		       "%d EXT4-fs error(s)\n", i, fix, errname(o.err),
+		       o.done ? "files read back" : "files did not read back", nerr);
+		return 1;
+	}
+	b->r_xattr += o.xattr;
+	fix ? b->r_fixed++ : b->r_clean++;
+	printf("# mutant %lu: repair: e2fsck -fy exit %d, -fn clean, mounted clean, files read back%s\n",
+	       i, fix, o.xattr ? " (xattrs listed but not readable)" : "");
+	return 0;
 }
 
 /* ---- the run ----------------------------------------------------------- */
@@ -747,9 +913,32 @@ static int report_bases(struct base *bases, int nb, enum mode mode, char *got, s
 	return short_of;
 }
 
+/* The repair round's counts (TAP test 3); returns the failures. */
+static int report_repair(struct base *bases, int nb, char *got, size_t n)
+{
+	int failed = 0;
+	size_t g = 0;
+
+	for (int k = 0; k < nb; k++) {
+		struct base *b = &bases[k];
+
+		printf("# ext4mut: repair, base %d: %d clean already, %d repaired (%d of these two "
+		       "with xattrs listed but not readable), %d left with errors by e2fsck (%d of "
+		       "them still refused), %d said clean with a known e2fsck gap left, %d failed\n",
+		       k, b->r_clean, b->r_fixed, b->r_xattr, b->r_left, b->r_left_refused, b->r_known,
+		       b->r_failed);
+		failed += b->r_failed;
+		if (g < n)
+			g += snprintf(got + g, n - g, "%sbase %d: %d clean, %d repaired, %d left, "
+				      "%d known gaps, %d failed", k ? "; " : "", k, b->r_clean, b->r_fixed,
+				      b->r_left, b->r_known, b->r_failed);
+	}
+	return failed;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: ext4mut [-f|-s] [-m] SEED [FIRST+]COUNT WORKDIR MNT IMAGE...(up to 4)\n");
+	fprintf(stderr, "usage: ext4mut [-f|-s] [-r|-m] SEED [FIRST+]COUNT WORKDIR MNT IMAGE...(up to 4)\n");
 	exit(2);
 }
 
@@ -759,18 +948,20 @@ int main(int argc, char **argv)
 						 "fields, checksums stale" };
 	static struct base bases[4];
 	enum mode mode = M_BYTES;
-	int nb, failed = 0, mounted = 0, refused = 0, short_of, c;
+	int nb, failed = 0, mounted = 0, refused = 0, short_of, do_repair = 0, rfail = 0, c;
 	int make_only = 0;
-	char floor_got[512] = "", img[4096], *plus;
+	char floor_got[512] = "", repair_got[512] = "", img[4096], *plus;
 	unsigned long seed, count, first = 0;
 	const char *work, *mnt;
 	time_t t0 = time(NULL);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	initialize_ext2_error_table(); /* error_message() of libext2fs' codes */
-	while ((c = getopt(argc, argv, "fsm")) != -1) {
+	while ((c = getopt(argc, argv, "fsrm")) != -1) {
 		if (c == 'f' || c == 's')
 			mode = c == 'f' ? M_FIELDS : M_STALE;
+		else if (c == 'r')
+			do_repair = 1;
 		else if (c == 'm')
 			make_only = 1;
 		else
@@ -790,7 +981,7 @@ int main(int argc, char **argv)
 	work = argv[3];
 	mnt = argv[4];
 	if (!make_only)
-		printf("1..2\n");
+		printf("1..%d\n", do_repair ? 3 : 2);
 	printf("# ext4mut: %s, seed %lu, %lu mutants (replay: LK417_EXT4_SEED=%lu)\n",
 	       mode_name[mode], seed, count, seed);
 	for (int i = 0; i < nb; i++)
@@ -833,12 +1024,16 @@ int main(int argc, char **argv)
 		}
 		mounted++;
 		b->exercised += o.done;
+		if (do_repair && !o.failed)
+			rfail += repair(b, img, work, mnt, i);
 	}
 	if (make_only)
 		return 0;
 	printf("# ext4mut: %d mounted, %d refused, %d failed, %ld s\n", mounted, refused, failed,
 	       (long)(time(NULL) - t0));
 	short_of = report_bases(bases, nb, mode, floor_got, sizeof(floor_got));
+	if (do_repair)
+		rfail = report_repair(bases, nb, repair_got, sizeof(repair_got));
 	printf("%sok 1 - %lu mutants of seed %lu mounted or refused, exercised and unmounted "
 	       "without a hang (%d mounted, %d refused)\n", failed ? "not " : "", count, seed,
 	       mounted, refused);
@@ -848,5 +1043,9 @@ int main(int argc, char **argv)
 	else
 		printf("%sok 2 - at least %d%% of each base image's mutants got past the checksums (%s)\n",
 		       short_of ? "not " : "", FIELDS_FLOOR_PCT, floor_got);
-	return failed || short_of ? 1 : 0;
+	if (do_repair)
+		printf("%sok 3 - repair round: every mutant that mounted and that e2fsck -fy repaired "
+		       "(e2fsck -fn clean) mounts again rw, reads back and logs no EXT4-fs error (%s)\n",
+		       rfail ? "not " : "", repair_got);
+	return failed || short_of || rfail ? 1 : 0;
 }
