@@ -194,7 +194,7 @@ static __always_inline void publish(struct bpf_sock *sk, int family)
 	 */
 	__builtin_memset(&be, 0, sizeof(be));
 	be.addr = svc.addr;
-	be.port = bpf_htons(svc.port);
+	be.port_be = bpf_htons(svc.port);
 	if (family == AF_INET && !be.addr.a[0])
 		be.addr.a[0] = bpf_htonl(0x7f000001);
 	else if (family == AF_INET6 && !(be.addr.a[0] | be.addr.a[1] |
@@ -283,7 +283,7 @@ slot_backend(struct sa_route *r, struct sa_route_key *k, __u32 i)
 	skey.proto = k->proto;
 	skey.slot = i;
 	be = bpf_map_lookup_elem(&pub_slots, &skey);
-	if (be && r->cg_port && be->port != r->cg_port)
+	if (be && r->cg_port_be && be->port_be != r->cg_port_be)
 		return NULL;
 	return be;
 }
@@ -339,7 +339,7 @@ static __always_inline int route(struct bpf_sock_addr *ctx, int family)
 	__builtin_memset(&k, 0, sizeof(k));
 	k.family = family;
 	k.proto = ctx->protocol;
-	k.port = ctx->user_port;
+	k.port_be = ctx->user_port;
 	if (family == AF_INET) {
 		k.addr.a[0] = ctx->user_ip4;
 	} else {
@@ -365,7 +365,7 @@ static __always_inline int route(struct bpf_sock_addr *ctx, int family)
 		ctx->user_ip6[2] = be->addr.a[2];
 		ctx->user_ip6[3] = be->addr.a[3];
 	}
-	ctx->user_port = be->port;
+	ctx->user_port = be->port_be;
 	__sync_fetch_and_add(&r->hits, 1);
 	return 1;
 }

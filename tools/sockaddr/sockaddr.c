@@ -1202,7 +1202,7 @@ static void route_key(const struct endpoint *svc, int proto,
 	memset(k, 0, sizeof(*k));
 	k->family = svc->family;
 	k->proto = proto;
-	k->port = htons(svc->port);
+	k->port_be = htons(svc->port);
 	k->addr = svc->addr;
 }
 
@@ -1236,15 +1236,15 @@ static int cmd_route(int argc, char **argv)
 				continue;
 			printf("%s %s ->", proto_name(keys[j].proto),
 			       fmt_addr(keys[j].family, &keys[j].addr,
-					ntohs(keys[j].port), a, sizeof(a)));
+					ntohs(keys[j].port_be), a, sizeof(a)));
 			for (s = 0; s < r.n_static && s < SA_MAX_BACKENDS; s++)
 				printf(" %s", fmt_addr(keys[j].family, &r.be[s].addr,
-						       ntohs(r.be[s].port), b, sizeof(b)));
+						       ntohs(r.be[s].port_be), b, sizeof(b)));
 			if (r.cgid) {
 				printf(" published-by:%s",
 				       cgroup_name_of(&m, r.cgid, name, sizeof(name)));
-				if (r.cg_port)
-					printf(":%u", ntohs(r.cg_port));
+				if (r.cg_port_be)
+					printf(":%u", ntohs(r.cg_port_be));
 			}
 			printf("  (hits %llu, misses %llu)\n",
 			       (unsigned long long)r.hits,
@@ -1275,7 +1275,7 @@ static int cmd_route(int argc, char **argv)
 			if (r.n_static == SA_MAX_BACKENDS)
 				die("at most %d --to backends", SA_MAX_BACKENDS);
 			r.be[r.n_static].addr = be.addr;
-			r.be[r.n_static].port = htons(be.port);
+			r.be[r.n_static].port_be = htons(be.port);
 			r.n_static++;
 		} else if (!strcmp(argv[i], "--to-cgroup") && i + 1 < argc) {
 			to_cgroup = argv[++i];
@@ -1302,7 +1302,7 @@ static int cmd_route(int argc, char **argv)
 		cgroup_resolve(to_cgroup, &cg);
 		r.cgid = cg.id;
 		if (cg_port)
-			r.cg_port = htons(parse_port(cg_port, false));
+			r.cg_port_be = htons(parse_port(cg_port, false));
 	}
 	if (!r.n_static && !r.cgid)
 		die("route add %s: no backend (--to ADDR:PORT or --to-cgroup CGROUP)", a);

@@ -34,9 +34,14 @@ struct sa_addr {
 	__u32 a[4];
 };
 
+/*
+ * Ports: a field ending in _be is in network byte order (__be16, as the
+ * connect hooks read and write it); every other port is in host order.
+ */
+
 struct sa_backend {
 	struct sa_addr addr;
-	__u16 port;		/* network byte order */
+	__be16 port_be;
 	__u16 pad;
 };
 
@@ -44,13 +49,13 @@ struct sa_backend {
 struct sa_route_key {
 	__u8 family;		/* AF_INET or AF_INET6 */
 	__u8 proto;		/* IPPROTO_TCP or IPPROTO_UDP */
-	__u16 port;		/* network byte order */
+	__be16 port_be;		/* as connect() gives it */
 	struct sa_addr addr;
 };
 
 struct sa_route {
 	__u32 n_static;		/* entries used in be[] */
-	__u16 cg_port;		/* published backends: only this port (network order), 0 any */
+	__be16 cg_port_be;	/* published backends: only this port, 0 any */
 	__u16 pad;
 	__u64 cgid;		/* published backends of this cgroup, 0 none */
 	__u64 next;		/* round-robin counter */
