@@ -135,6 +135,23 @@ static void usage(FILE *f)
 	fputs(usage_text, f);
 }
 
+/*
+ * Commands and subcommands, bpftool style: a table of names, one do_ or
+ * cmd_ function each, called with argv[0] its own name.
+ */
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+};
+
+static const struct cmd *cmd_find(const struct cmd *table, const char *name)
+{
+	for (; table->name; table++)
+		if (!strcmp(table->name, name))
+			return table;
+	return NULL;
+}
+
 __attribute__((format(printf, 1, 2), noreturn))
 static void die(const char *fmt, ...)
 {
@@ -1206,119 +1223,176 @@ static void route_key(const struct endpoint *svc, int proto,
 	k->addr = svc->addr;
 }
 
-static int cmd_route(int argc, char **argv)
+static void route_print(struct maps *m, const struct sa_route_key *k,
+			const struct sa_route *r)
 {
-	struct endpoint svc, be;
-	struct sa_container c;
-	struct sa_route_key k;
+	char a[80], b[80], name[SA_PATH_MAX + 32];
+	__u32 s;
+
+	printf("%s %s ->", proto_name(k->proto),
+	       fmt_addr(k->family, &k->addr, ntohs(k->port_be), a, sizeof(a)));
+	for (s = 0; s < r->n_static && s < SA_MAX_BACKENDS; s++)
+		printf(" %s", fmt_addr(k->family, &r->be[s].addr,
+				       ntohs(r->be[s].port_be), b, sizeof(b)));
+	if (r->cgid) {
+		printf(" published-by:%s",
+		       cgroup_name_of(m, r->cgid, name, sizeof(name)));
+		if (r->cg_port_be)
+			printf(":%u", ntohs(r->cg_port_be));
+	}
+	printf("  (hits %llu, misses %llu)\n", (unsigned long long)r->hits,
+	       (unsigned long long)r->misses);
+}
+
+static int do_route_list(int argc, char **argv)
+{
+	struct sa_route_key *keys;
 	struct sa_route r;
 	struct maps m;
+	size_t n, i;
+
+	(void)argv;
+	if (argc != 1)
+		die("route list takes no arguments");
+	if (!maps_open(&m))
+		return 0;
+	keys = map_keys(m.routes, sizeof(*keys), &n);
+	for (i = 0; i < n; i++)
+		if (!bpf_map_lookup_elem(m.routes, &keys[i], &r))
+			route_print(&m, &keys[i], &r);
+	free(keys);
+	return 0;
+}
+
+/* "route add|del SERVICE ...", parsed. */
+struct route_req {
+	const char *op;			/* "add" or "del" */
+	struct endpoint svc;
+	int proto;
+	bool replace;
+	const char *to_cgroup, *cg_port;
+	struct sa_route r;		/* add: the static backends so far */
+	struct sa_route_key k;
+	const char *svc_arg;		/* SERVICE as given */
+	char svc_name[80];		/* SERVICE as printed back */
+};
+
+static void route_add_backend(struct route_req *rq, const char *arg)
+{
+	struct endpoint be;
+
+	parse_endpoint(arg, &be);
+	if (be.family != rq->svc.family)
+		die("backend %s and service %s are not the same address family",
+		    arg, rq->svc_arg);
+	if (rq->r.n_static == SA_MAX_BACKENDS)
+		die("at most %d --to backends", SA_MAX_BACKENDS);
+	rq->r.be[rq->r.n_static].addr = be.addr;
+	rq->r.be[rq->r.n_static].port_be = htons(be.port);
+	rq->r.n_static++;
+}
+
+/* argv[0] is "add" or "del", argv[1] the service; only add takes backends. */
+static void route_parse(int argc, char **argv, struct route_req *rq)
+{
+	bool add = !strcmp(argv[0], "add");
+	int i;
+
+	memset(rq, 0, sizeof(*rq));
+	rq->op = argv[0];
+	rq->proto = IPPROTO_TCP;
+	if (argc < 2)
+		die("route %s: which service address?", rq->op);
+	parse_endpoint(argv[1], &rq->svc);
+	rq->svc_arg = argv[1];
+	for (i = 2; i < argc; i++) {
+		if (parse_proto_flag(argv[i], &rq->proto))
+			continue;
+		if (!add)
+			die("route del: unexpected argument '%s'", argv[i]);
+		if (!strcmp(argv[i], "--replace"))
+			rq->replace = true;
+		else if (!strcmp(argv[i], "--to") && i + 1 < argc)
+			route_add_backend(rq, argv[++i]);
+		else if (!strcmp(argv[i], "--to-cgroup") && i + 1 < argc)
+			rq->to_cgroup = argv[++i];
+		else if (!strcmp(argv[i], "--cgroup-port") && i + 1 < argc)
+			rq->cg_port = argv[++i];
+		else
+			die("route %s: unexpected argument '%s' (see --help)",
+			    rq->op, argv[i]);
+	}
+	route_key(&rq->svc, rq->proto, &rq->k);
+	fmt_addr(rq->svc.family, &rq->svc.addr, rq->svc.port, rq->svc_name,
+		 sizeof(rq->svc_name));
+}
+
+static int do_route_del(int argc, char **argv)
+{
+	struct route_req rq;
+	struct maps m;
+
+	route_parse(argc, argv, &rq);
+	if (!maps_open(&m) || bpf_map_delete_elem(m.routes, &rq.k))
+		die("no %s route for %s", proto_name(rq.proto), rq.svc_name);
+	printf("route %s %s deleted\n", proto_name(rq.proto), rq.svc_name);
+	return 0;
+}
+
+static int do_route_add(int argc, char **argv)
+{
+	const char *svc, *proto;
+	struct sa_container c;
+	struct route_req rq;
 	struct cgroup cg;
-	int proto = IPPROTO_TCP, i;
-	bool replace = false;
-	const char *to_cgroup = NULL, *cg_port = NULL;
-	char a[80], b[80], name[SA_PATH_MAX + 32];
+	struct maps m;
+
+	route_parse(argc, argv, &rq);
+	svc = rq.svc_name;
+	proto = proto_name(rq.proto);
+	if (rq.cg_port && !rq.to_cgroup)
+		die("--cgroup-port needs --to-cgroup");
+	if (rq.to_cgroup) {
+		cgroup_resolve(rq.to_cgroup, &cg);
+		rq.r.cgid = cg.id;
+		if (rq.cg_port)
+			rq.r.cg_port_be = htons(parse_port(rq.cg_port, false));
+	}
+	if (!rq.r.n_static && !rq.r.cgid)
+		die("route add %s: no backend (--to ADDR:PORT or --to-cgroup CGROUP)", svc);
+	maps_need(&m);
+	if (bpf_map_update_elem(m.routes, &rq.k, &rq.r,
+				rq.replace ? BPF_ANY : BPF_NOEXIST)) {
+		if (errno == EEXIST)
+			die("a %s route for %s exists already (route del it, or --replace)",
+			    proto, svc);
+		die_bpf("adding the route", errno);
+	}
+	if (rq.r.cgid && (bpf_map_lookup_elem(m.containers, &rq.r.cgid, &c) ||
+			  !(c.features & SA_FEAT_PUBLISH)))
+		fprintf(stderr, "sockaddr: note: %s is not attached with --publish yet: "
+			"its sockets are recorded once it is\n", cg.name);
+	printf("route %s %s added\n", proto, svc);
+	return 0;
+}
+
+static const struct cmd route_cmds[] = {
+	{ "add", do_route_add },
+	{ "del", do_route_del },
+	{ "list", do_route_list },
+	{ 0 }
+};
+
+static int cmd_route(int argc, char **argv)
+{
+	const struct cmd *sub;
 
 	if (argc < 2)
 		die("route: expected add, del or list (see --help)");
-	if (!strcmp(argv[1], "list")) {
-		struct sa_route_key *keys;
-		size_t n, j;
-		__u32 s;
-
-		if (argc != 2)
-			die("route list takes no arguments");
-		if (!maps_open(&m))
-			return 0;
-		keys = map_keys(m.routes, sizeof(*keys), &n);
-		for (j = 0; j < n; j++) {
-			if (bpf_map_lookup_elem(m.routes, &keys[j], &r))
-				continue;
-			printf("%s %s ->", proto_name(keys[j].proto),
-			       fmt_addr(keys[j].family, &keys[j].addr,
-					ntohs(keys[j].port_be), a, sizeof(a)));
-			for (s = 0; s < r.n_static && s < SA_MAX_BACKENDS; s++)
-				printf(" %s", fmt_addr(keys[j].family, &r.be[s].addr,
-						       ntohs(r.be[s].port_be), b, sizeof(b)));
-			if (r.cgid) {
-				printf(" published-by:%s",
-				       cgroup_name_of(&m, r.cgid, name, sizeof(name)));
-				if (r.cg_port_be)
-					printf(":%u", ntohs(r.cg_port_be));
-			}
-			printf("  (hits %llu, misses %llu)\n",
-			       (unsigned long long)r.hits,
-			       (unsigned long long)r.misses);
-		}
-		free(keys);
-		return 0;
-	}
-	if (strcmp(argv[1], "add") && strcmp(argv[1], "del"))
+	sub = cmd_find(route_cmds, argv[1]);
+	if (!sub)
 		die("route: unknown subcommand '%s' (add, del, list)", argv[1]);
-	if (argc < 3)
-		die("route %s: which service address?", argv[1]);
-	parse_endpoint(argv[2], &svc);
-
-	memset(&r, 0, sizeof(r));
-	for (i = 3; i < argc; i++) {
-		if (parse_proto_flag(argv[i], &proto))
-			continue;
-		if (!strcmp(argv[1], "del"))
-			die("route del: unexpected argument '%s'", argv[i]);
-		if (!strcmp(argv[i], "--replace")) {
-			replace = true;
-		} else if (!strcmp(argv[i], "--to") && i + 1 < argc) {
-			parse_endpoint(argv[++i], &be);
-			if (be.family != svc.family)
-				die("backend %s and service %s are not the same address family",
-				    argv[i], argv[2]);
-			if (r.n_static == SA_MAX_BACKENDS)
-				die("at most %d --to backends", SA_MAX_BACKENDS);
-			r.be[r.n_static].addr = be.addr;
-			r.be[r.n_static].port_be = htons(be.port);
-			r.n_static++;
-		} else if (!strcmp(argv[i], "--to-cgroup") && i + 1 < argc) {
-			to_cgroup = argv[++i];
-		} else if (!strcmp(argv[i], "--cgroup-port") && i + 1 < argc) {
-			cg_port = argv[++i];
-		} else {
-			die("route %s: unexpected argument '%s' (see --help)",
-			    argv[1], argv[i]);
-		}
-	}
-	route_key(&svc, proto, &k);
-	fmt_addr(svc.family, &svc.addr, svc.port, a, sizeof(a));
-
-	if (!strcmp(argv[1], "del")) {
-		if (!maps_open(&m) || bpf_map_delete_elem(m.routes, &k))
-			die("no %s route for %s", proto_name(proto), a);
-		printf("route %s %s deleted\n", proto_name(proto), a);
-		return 0;
-	}
-
-	if (cg_port && !to_cgroup)
-		die("--cgroup-port needs --to-cgroup");
-	if (to_cgroup) {
-		cgroup_resolve(to_cgroup, &cg);
-		r.cgid = cg.id;
-		if (cg_port)
-			r.cg_port_be = htons(parse_port(cg_port, false));
-	}
-	if (!r.n_static && !r.cgid)
-		die("route add %s: no backend (--to ADDR:PORT or --to-cgroup CGROUP)", a);
-	maps_need(&m);
-	if (bpf_map_update_elem(m.routes, &k, &r, replace ? BPF_ANY : BPF_NOEXIST)) {
-		if (errno == EEXIST)
-			die("a %s route for %s exists already (route del it, or --replace)",
-			    proto_name(proto), a);
-		die_bpf("adding the route", errno);
-	}
-	if (r.cgid && (bpf_map_lookup_elem(m.containers, &r.cgid, &c) ||
-		       !(c.features & SA_FEAT_PUBLISH)))
-		fprintf(stderr, "sockaddr: note: %s is not attached with --publish yet: "
-			"its sockets are recorded once it is\n", cg.name);
-	printf("route %s %s added\n", proto_name(proto), a);
-	return 0;
+	return sub->fn(argc - 1, argv + 1);
 }
 
 /* ---- firewall ---- */
@@ -1418,154 +1492,265 @@ static void fw_show(struct maps *m, const struct cgroup *cg)
 	free(akeys);
 }
 
-static int cmd_firewall(int argc, char **argv)
+/* "firewall CGROUP OP [ARGS] [--tcp|--udp] [--force]", parsed. */
+struct fw_req {
+	const char *op;
+	struct cgroup cg;
+	struct maps m;
+	struct sa_policy pol;	/* the cgroup's policy, changed by OP */
+	int proto;		/* SA_PROTO_ANY unless --tcp or --udp */
+	bool force;
+	int nargs;
+	char *args[2];
+};
+
+/* What the command does after its operation. */
+enum fw_next {
+	FW_DONE,		/* nothing more */
+	FW_SAVE_POLICY,		/* write the policy back, note if unattached */
+};
+
+struct fw_cmd {
+	const char *name;
+	int nargs;
+	enum fw_next (*fn)(struct fw_req *rq);
+};
+
+static void need_args(const struct fw_req *rq, int want)
+{
+	if (rq->nargs != want)
+		die("firewall %s: expected %d argument(s)", rq->op, want);
+}
+
+static void fw_port_key(const struct fw_req *rq, __u16 port,
+			struct sa_port_key *pk)
+{
+	memset(pk, 0, sizeof(*pk));
+	pk->cgid = rq->cg.id;
+	pk->port = port;
+	pk->proto = rq->proto;
+}
+
+static enum fw_next do_fw_show(struct fw_req *rq)
+{
+	fw_show(&rq->m, &rq->cg);
+	return FW_DONE;
+}
+
+static enum fw_next do_fw_default(struct fw_req *rq)
+{
+	if (!strcmp(rq->args[0], "allow"))
+		rq->pol.default_deny = 0;
+	else if (!strcmp(rq->args[0], "deny"))
+		rq->pol.default_deny = 1;
+	else
+		die("firewall default: allow or deny, not '%s'", rq->args[0]);
+	if (rq->pol.default_deny)
+		guard_system_wide(&rq->cg, "'default deny'", rq->force);
+	return FW_SAVE_POLICY;
+}
+
+/* A rewrite must not land on a port that is refused anyway. */
+static void check_rewrite_target(struct fw_req *rq, __u16 from, __u16 to)
+{
+	const struct sa_policy *pol = &rq->pol;
+	struct sa_port_rule old;
+	int old_proto;
+
+	if (to == from)
+		die("firewall rewrite: %u to itself", from);
+	if (find_rule(&rq->m, rq->cg.id, to, rq->proto, &old, &old_proto) &&
+	    old.action != SA_ALLOW)
+		die("conflicting rules: rewrite target %u has a %s %s rule",
+		    to, proto_name(old_proto), action_name(old.action));
+	if (pol->eph_lo && to >= pol->eph_lo && to <= pol->eph_hi)
+		die("conflicting rules: rewrite target %u is in the refused range %u-%u",
+		    to, pol->eph_lo, pol->eph_hi);
+}
+
+/* allow, deny and rewrite: one rule per port and protocol. */
+static enum fw_next fw_port_rule(struct fw_req *rq, enum sa_action action)
 {
 	struct sa_port_rule rule, old;
-	struct sa_container c;
-	struct sa_policy pol;
 	struct sa_port_key pk;
-	struct maps m;
-	struct cgroup cg;
-	const char *op;
-	int proto = SA_PROTO_ANY, old_proto, nargs, i;
-	bool force = false;
-	char *args[3];
+	int old_proto;
+
+	memset(&rule, 0, sizeof(rule));
+	rule.action = action;
+	fw_port_key(rq, parse_port(rq->args[0], false), &pk);
+	if (action == SA_REWRITE) {
+		rule.new_port = parse_port(rq->args[1], false);
+		check_rewrite_target(rq, pk.port, rule.new_port);
+	}
+	if (action == SA_DENY && is_rewrite_target(&rq->m, rq->cg.id, pk.port, rq->proto))
+		die("conflicting rules: port %u is the target of a rewrite", pk.port);
+	if (find_rule(&rq->m, rq->cg.id, pk.port, rq->proto, &old, &old_proto)) {
+		if (old_proto == rq->proto && old.action == rule.action &&
+		    old.new_port == rule.new_port)
+			return FW_DONE;	/* the same rule again */
+		die("conflicting rules: port %u already has a %s %s rule (unset it first)",
+		    pk.port, proto_name(old_proto), action_name(old.action));
+	}
+	if (bpf_map_update_elem(rq->m.fw_ports, &pk, &rule, BPF_NOEXIST))
+		die_bpf("adding the rule", errno);
+	return FW_SAVE_POLICY;
+}
+
+static enum fw_next do_fw_allow(struct fw_req *rq)
+{
+	return fw_port_rule(rq, SA_ALLOW);
+}
+
+static enum fw_next do_fw_deny(struct fw_req *rq)
+{
+	return fw_port_rule(rq, SA_DENY);
+}
+
+static enum fw_next do_fw_rewrite(struct fw_req *rq)
+{
+	return fw_port_rule(rq, SA_REWRITE);
+}
+
+static enum fw_next do_fw_unset(struct fw_req *rq)
+{
+	struct sa_port_key pk;
+
+	fw_port_key(rq, parse_port(rq->args[0], false), &pk);
+	if (bpf_map_delete_elem(rq->m.fw_ports, &pk))
+		die("no %s rule for port %u in %s", proto_name(rq->proto), pk.port,
+		    rq->cg.name);
+	return FW_SAVE_POLICY;
+}
+
+static enum fw_next do_fw_addr(struct fw_req *rq)
+{
+	struct sa_addr_key ak;
+	int family;
+	__u8 one = 1;
+
+	memset(&ak, 0, sizeof(ak));
+	if (!parse_addr(rq->args[0], &family, &ak.addr))
+		die("firewall addr: '%s' is not an IPv4 or IPv6 address", rq->args[0]);
+	ak.cgid = rq->cg.id;
+	ak.family = family;
+	if (bpf_map_update_elem(rq->m.fw_addrs, &ak, &one, BPF_ANY))
+		die_bpf("adding the address", errno);
+	rq->pol.addr_restrict = 1;
+	return FW_SAVE_POLICY;
+}
+
+static enum fw_next do_fw_addr_any(struct fw_req *rq)
+{
+	map_purge_cgid(rq->m.fw_addrs, sizeof(struct sa_addr_key), rq->cg.id);
+	rq->pol.addr_restrict = 0;
+	return FW_SAVE_POLICY;
+}
+
+static enum fw_next do_fw_ephemeral(struct fw_req *rq)
+{
+	unsigned int lo, hi, port;
+	char extra;
+
+	if (!strcmp(rq->args[0], "off")) {
+		rq->pol.eph_lo = rq->pol.eph_hi = 0;
+		return FW_SAVE_POLICY;
+	}
+	if (sscanf(rq->args[0], "%u-%u%c", &lo, &hi, &extra) != 2 ||
+	    lo < 1 || lo > hi || hi > 65535)
+		die("firewall ephemeral: expected LO-HI (1-65535) or off, not '%s'",
+		    rq->args[0]);
+	/* A rewrite into the range would turn allowed binds into refusals. */
+	for (port = lo; port <= hi; port++)
+		if (is_rewrite_target(&rq->m, rq->cg.id, port, SA_PROTO_ANY))
+			die("conflicting rules: %u-%u holds port %u, the target of a rewrite",
+			    lo, hi, port);
+	rq->pol.eph_lo = lo;
+	rq->pol.eph_hi = hi;
+	return FW_SAVE_POLICY;
+}
+
+static const struct fw_cmd fw_cmds[] = {
+	{ "show", 0, do_fw_show },
+	{ "default", 1, do_fw_default },
+	{ "allow", 1, do_fw_allow },
+	{ "deny", 1, do_fw_deny },
+	{ "rewrite", 2, do_fw_rewrite },
+	{ "unset", 1, do_fw_unset },
+	{ "addr", 1, do_fw_addr },
+	{ "addr-any", 0, do_fw_addr_any },
+	{ "ephemeral", 1, do_fw_ephemeral },
+	{ 0 }
+};
+
+/* argv: "firewall" CGROUP OP, then OP's arguments and the flags in any order. */
+static void fw_parse(int argc, char **argv, struct fw_req *rq)
+{
+	int i;
 
 	if (argc < 3)
 		die("firewall: expected CGROUP and an operation (see --help)");
-	op = argv[2];
-	nargs = 0;
+	memset(rq, 0, sizeof(*rq));
+	rq->op = argv[2];
+	rq->proto = SA_PROTO_ANY;
 	for (i = 3; i < argc; i++) {
-		if (parse_proto_flag(argv[i], &proto))
+		if (parse_proto_flag(argv[i], &rq->proto))
 			continue;
 		if (!strcmp(argv[i], "--force")) {
-			force = true;
+			rq->force = true;
 			continue;
 		}
+		/* A negative number is an argument (a bad port), not an option. */
 		if (argv[i][0] == '-' && argv[i][1] && !isdigit((unsigned char)argv[i][1]))
-			die("firewall %s: unknown option '%s'", op, argv[i]);
-		if (nargs == 2)
-			die("firewall %s: too many arguments", op);
-		args[nargs++] = argv[i];
+			die("firewall %s: unknown option '%s'", rq->op, argv[i]);
+		if (rq->nargs == 2)
+			die("firewall %s: too many arguments", rq->op);
+		rq->args[rq->nargs++] = argv[i];
 	}
-	cgroup_resolve(argv[1], &cg);
-	maps_need(&m);
-	memset(&pol, 0, sizeof(pol));
-	bpf_map_lookup_elem(m.fw_policy, &cg.id, &pol);
+}
 
-#define NEED(k) do { if (nargs != (k)) die("firewall %s: expected %d argument(s)", op, (k)); } while (0)
-	if (!strcmp(op, "show")) {
-		NEED(0);
-		fw_show(&m, &cg);
-		return 0;
-	} else if (!strcmp(op, "default")) {
-		NEED(1);
-		if (!strcmp(args[0], "allow"))
-			pol.default_deny = 0;
-		else if (!strcmp(args[0], "deny"))
-			pol.default_deny = 1;
-		else
-			die("firewall default: allow or deny, not '%s'", args[0]);
-		if (pol.default_deny)
-			guard_system_wide(&cg, "'default deny'", force);
-	} else if (!strcmp(op, "allow") || !strcmp(op, "deny") ||
-		   !strcmp(op, "rewrite")) {
-		memset(&rule, 0, sizeof(rule));
-		rule.action = !strcmp(op, "allow") ? SA_ALLOW :
-			      !strcmp(op, "deny") ? SA_DENY : SA_REWRITE;
-		NEED(rule.action == SA_REWRITE ? 2 : 1);
-		memset(&pk, 0, sizeof(pk));
-		pk.cgid = cg.id;
-		pk.port = parse_port(args[0], false);
-		pk.proto = proto;
-		if (rule.action == SA_REWRITE) {
-			rule.new_port = parse_port(args[1], false);
-			if (rule.new_port == pk.port)
-				die("firewall rewrite: %u to itself", pk.port);
-			if (find_rule(&m, cg.id, rule.new_port, proto, &old, &old_proto) &&
-			    old.action != SA_ALLOW)
-				die("conflicting rules: rewrite target %u has a %s %s rule",
-				    rule.new_port, proto_name(old_proto), action_name(old.action));
-			if (pol.eph_lo && rule.new_port >= pol.eph_lo &&
-			    rule.new_port <= pol.eph_hi)
-				die("conflicting rules: rewrite target %u is in the refused range %u-%u",
-				    rule.new_port, pol.eph_lo, pol.eph_hi);
-		}
-		if (rule.action == SA_DENY && is_rewrite_target(&m, cg.id, pk.port, proto))
-			die("conflicting rules: port %u is the target of a rewrite", pk.port);
-		if (find_rule(&m, cg.id, pk.port, proto, &old, &old_proto)) {
-			if (old_proto == proto && old.action == rule.action &&
-			    old.new_port == rule.new_port)
-				return 0;	/* the same rule again */
-			die("conflicting rules: port %u already has a %s %s rule (unset it first)",
-			    pk.port, proto_name(old_proto), action_name(old.action));
-		}
-		if (bpf_map_update_elem(m.fw_ports, &pk, &rule, BPF_NOEXIST))
-			die_bpf("adding the rule", errno);
-	} else if (!strcmp(op, "unset")) {
-		NEED(1);
-		memset(&pk, 0, sizeof(pk));
-		pk.cgid = cg.id;
-		pk.port = parse_port(args[0], false);
-		pk.proto = proto;
-		if (bpf_map_delete_elem(m.fw_ports, &pk))
-			die("no %s rule for port %u in %s", proto_name(proto), pk.port, cg.name);
-	} else if (!strcmp(op, "addr")) {
-		struct sa_addr_key ak;
-		int family;
-		__u8 one = 1;
+static const struct fw_cmd *fw_cmd_find(const char *name)
+{
+	const struct fw_cmd *c;
 
-		NEED(1);
-		memset(&ak, 0, sizeof(ak));
-		if (!parse_addr(args[0], &family, &ak.addr))
-			die("firewall addr: '%s' is not an IPv4 or IPv6 address", args[0]);
-		ak.cgid = cg.id;
-		ak.family = family;
-		if (bpf_map_update_elem(m.fw_addrs, &ak, &one, BPF_ANY))
-			die_bpf("adding the address", errno);
-		pol.addr_restrict = 1;
-	} else if (!strcmp(op, "addr-any")) {
-		NEED(0);
-		map_purge_cgid(m.fw_addrs, sizeof(struct sa_addr_key), cg.id);
-		pol.addr_restrict = 0;
-	} else if (!strcmp(op, "ephemeral")) {
-		unsigned int lo, hi;
-		char extra;
+	for (c = fw_cmds; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
 
-		NEED(1);
-		if (!strcmp(args[0], "off")) {
-			pol.eph_lo = pol.eph_hi = 0;
-		} else if (sscanf(args[0], "%u-%u%c", &lo, &hi, &extra) == 2 &&
-			   lo >= 1 && lo <= hi && hi <= 65535) {
-			for (i = lo; i <= (int)hi; i++)
-				if (is_rewrite_target(&m, cg.id, i, SA_PROTO_ANY))
-					die("conflicting rules: %u-%u holds port %d, the target of a rewrite",
-					    lo, hi, i);
-			pol.eph_lo = lo;
-			pol.eph_hi = hi;
-		} else {
-			die("firewall ephemeral: expected LO-HI (1-65535) or off, not '%s'",
-			    args[0]);
-		}
-	} else {
-		die("firewall: unknown operation '%s' (see --help)", op);
+/* Counters are the programs': keep the kernel's current values. */
+static void fw_save_policy(struct fw_req *rq)
+{
+	struct sa_policy cur;
+	struct sa_container c;
+
+	if (!bpf_map_lookup_elem(rq->m.fw_policy, &rq->cg.id, &cur)) {
+		rq->pol.denied = cur.denied;
+		rq->pol.rewritten = cur.rewritten;
 	}
-#undef NEED
-	/* Counters are the programs': keep the kernel's current values. */
-	{
-		struct sa_policy cur;
-
-		if (!bpf_map_lookup_elem(m.fw_policy, &cg.id, &cur)) {
-			pol.denied = cur.denied;
-			pol.rewritten = cur.rewritten;
-		}
-	}
-	if (bpf_map_update_elem(m.fw_policy, &cg.id, &pol, BPF_ANY))
+	if (bpf_map_update_elem(rq->m.fw_policy, &rq->cg.id, &rq->pol, BPF_ANY))
 		die_bpf("updating the policy", errno);
-	if (bpf_map_lookup_elem(m.containers, &cg.id, &c) ||
+	if (bpf_map_lookup_elem(rq->m.containers, &rq->cg.id, &c) ||
 	    !(c.features & SA_FEAT_FIREWALL))
 		fprintf(stderr, "sockaddr: note: %s is not attached with --firewall: "
-			"the rules apply once it is\n", cg.name);
+			"the rules apply once it is\n", rq->cg.name);
+}
+
+static int cmd_firewall(int argc, char **argv)
+{
+	const struct fw_cmd *sub;
+	struct fw_req rq;
+
+	fw_parse(argc, argv, &rq);
+	cgroup_resolve(argv[1], &rq.cg);
+	maps_need(&rq.m);
+	bpf_map_lookup_elem(rq.m.fw_policy, &rq.cg.id, &rq.pol);
+	sub = fw_cmd_find(rq.op);
+	if (!sub)
+		die("firewall: unknown operation '%s' (see --help)", rq.op);
+	need_args(&rq, sub->nargs);
+	if (sub->fn(&rq) == FW_SAVE_POLICY)
+		fw_save_policy(&rq);
 	return 0;
 }
 
@@ -1573,18 +1758,16 @@ static int cmd_firewall(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(int argc, char **argv);
-	} cmds[] = {
+	static const struct cmd cmds[] = {
 		{ "attach", cmd_attach }, { "detach", cmd_detach },
 		{ "status", cmd_status }, { "list", cmd_list },
 		{ "route", cmd_route }, { "firewall", cmd_firewall },
+		{ 0 }
 	};
-	size_t i;
-	int opt;
+	const struct cmd *cmd;
+	int i, opt;
 
-	for (i = 1; i < (size_t)argc; i++)
+	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
@@ -1612,8 +1795,8 @@ int main(int argc, char **argv)
 	if (state_dir[0] != '/')
 		die("-d %s: give an absolute path in bpffs", state_dir);
 	libbpf_set_print(libbpf_print);
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[optind], cmds[i].name))
-			return cmds[i].fn(argc - optind, argv + optind);
+	cmd = cmd_find(cmds, argv[optind]);
+	if (cmd)
+		return cmd->fn(argc - optind, argv + optind);
 	die("unknown command '%s' (see --help)", argv[optind]);
 }
