@@ -366,7 +366,7 @@ static void *alloc_large(size_t size, size_t align, uint32_t stack, pid_t tid)
 
 	if (align < 16)
 		align = 16;
-	if (body > (1UL << 46) || align > (1UL << 30))
+	if (size > AM_SIZE_MAX || align > (1UL << 30))
 		return NULL;
 	/* One fence block on each side at least, plus room to align. */
 	map_len = am_round_up(body + align + 2 * AM_BLOCK, 4096);
@@ -417,9 +417,13 @@ static void *alloc_large(size_t size, size_t align, uint32_t stack, pid_t tid)
 
 void *am_heap_alloc(size_t size, size_t align, uint32_t stack, pid_t tid)
 {
-	size_t need = am_round_up(size ? size : 1, 16);
+	size_t need;
 	int cls;
 
+	/* Before any rounding: SIZE_MAX rounded up to 16 bytes is 0. */
+	if (size > AM_SIZE_MAX)
+		return NULL;
+	need = am_round_up(size ? size : 1, 16);
 	if (size > AM_SMALL_MAX || align > AM_BLOCK)
 		return alloc_large(size, align, stack, tid);
 	cls = size_class(am_round_up(need, AM_BLOCK) / AM_BLOCK);

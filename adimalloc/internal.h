@@ -22,6 +22,9 @@
 #define AM_BLOCK	64UL
 #define AM_SLAB_SIZE	(64UL * 1024)
 #define AM_SMALL_MAX	(16UL * 1024)	/* largest slot; above: own mapping */
+/* Largest request (64 TiB): above it malloc fails with ENOMEM, before any
+ * rounding can wrap a size near SIZE_MAX to a small one. */
+#define AM_SIZE_MAX	(1UL << 46)
 #define AM_STACK_MAX	16
 /* sample=N of mode=sample without a rate (see the benchmark in README.md). */
 #define AM_DEFAULT_SAMPLE	10000

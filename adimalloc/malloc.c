@@ -351,6 +351,11 @@ void *pvalloc(size_t size)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
+	/* Rounding SIZE_MAX up to a page would wrap to 0. */
+	if (size > SIZE_MAX - page) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	return any_alloc(am_round_up(size ? size : 1, page), page);
 }
 
