@@ -607,10 +607,24 @@ static void release(struct qentry *q)
 	}
 }
 
+/*
+ * Hold a freed block back from reuse, releasing the oldest ones to make
+ * room.  A block larger than the whole quarantine is released at once and
+ * evicts nothing: emptying the queue for it would end the use-after-free
+ * window of every small block freed before it.
+ */
 static void quarantine(struct slab *s, uint32_t idx, struct large *lg, size_t bytes)
 {
-	struct qentry *q;
+	struct qentry *q, one = { .slab = s, .bytes = bytes };
 
+	if (bytes > am_opt.quarantine) {
+		if (s)
+			one.idx = idx;
+		else
+			one.lg = lg;
+		release(&one);
+		return;
+	}
 	while (qcount && (qcount == QUAR_MAX || qbytes + bytes > am_opt.quarantine)) {
 		q = &quar[qhead];
 		release(q);
@@ -627,11 +641,6 @@ static void quarantine(struct slab *s, uint32_t idx, struct large *lg, size_t by
 	q->bytes = bytes;
 	qbytes += bytes;
 	qcount++;
-	if (qbytes > am_opt.quarantine) {	/* larger than the whole quarantine */
-		release(q);
-		qbytes -= bytes;
-		qcount--;
-	}
 }
 
 /* @p was checked by the caller: the exact, live, right-version pointer. */

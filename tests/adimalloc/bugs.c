@@ -257,6 +257,30 @@ NOINLINE void plant_large_uaf(void)
 		free(p);
 }
 
+/*
+ * One block larger than the whole quarantine (1 MiB by default) is freed
+ * after a small one: the small one must stay quarantined, so that the
+ * next allocations of its size do not reuse its slot and the stale read
+ * is still a use-after-free.
+ */
+NOINLINE void plant_uaf_big_free(void)
+{
+	char *p = malloc(40), *q, *big, *again[64];
+
+	strcpy(p, "hello");
+	free(p);
+	big = malloc(2 << 20);
+	free(big);
+	for (int i = 0; i < 64; i++)
+		again[i] = malloc(40);
+	q = ok ? again[0] : p;
+	note(q, 40, q + 3);
+	sink = q[3];
+	printf("uaf_big_free done\n");
+	for (int i = 0; i < 64; i++)
+		free(again[i]);
+}
+
 /* An overflow that skips the redzone and lands inside another live
  * allocation: what redzone-based checkers miss. */
 NOINLINE void plant_neighbour(void)
@@ -293,6 +317,7 @@ static const struct {
 	{ "fork", plant_fork },
 	{ "large", plant_large },
 	{ "large_uaf", plant_large_uaf },
+	{ "uaf_big_free", plant_uaf_big_free },
 	{ "neighbour", plant_neighbour },
 };
 
