@@ -91,14 +91,43 @@ static struct qentry *quar;
 static size_t qhead, qcount, qbytes;
 static size_t mapped, peak_mapped, requested, peak_requested;
 static uint64_t rng_state;
+/*
+ * Whether this thread holds heap_lock: the SIGSEGV handler must not wait
+ * for a lock its own thread holds (a fault inside the allocator, or in a
+ * signal handler that interrupted it), and a mutex cannot say who owns it.
+ */
+static __thread bool tl_holds_lock __attribute__((tls_model("initial-exec")));
 
-void am_heap_lock(void) { pthread_mutex_lock(&heap_lock); }
-void am_heap_unlock(void) { pthread_mutex_unlock(&heap_lock); }
+void am_heap_lock(void)
+{
+	pthread_mutex_lock(&heap_lock);
+	tl_holds_lock = true;
+}
+
+void am_heap_unlock(void)
+{
+	tl_holds_lock = false;
+	pthread_mutex_unlock(&heap_lock);
+}
+
+bool am_heap_trylock(void)
+{
+	if (pthread_mutex_trylock(&heap_lock))
+		return false;
+	tl_holds_lock = true;
+	return true;
+}
+
+bool am_heap_held_here(void)
+{
+	return tl_holds_lock;
+}
 
 void am_heap_atfork_child(void)
 {
 	/* The child has one thread: whoever held the lock is gone. */
 	pthread_mutex_init(&heap_lock, NULL);
+	tl_holds_lock = false;
 }
 
 static uint64_t rng(void)

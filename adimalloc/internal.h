@@ -106,6 +106,8 @@ void am_heap_stats(size_t *mapped, size_t *peak_mapped, size_t *requested,
 void *am_meta_alloc(size_t size);	/* zeroed, never freed */
 void am_heap_lock(void);
 void am_heap_unlock(void);
+bool am_heap_trylock(void);		/* true: now held */
+bool am_heap_held_here(void);		/* by this thread (signal-safe) */
 void am_heap_atfork_child(void);
 int am_set_version(uintptr_t addr, size_t len, unsigned int v);
 

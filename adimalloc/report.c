@@ -7,12 +7,14 @@
  * back to the default action.  Everything is written with write(2): stdio
  * could allocate, and the heap is what just went wrong.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ucontext.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -116,18 +118,169 @@ static bool after_syscall(const uint8_t *rip)
 	return rip[-2] == 0x0f && rip[-1] == 0x05;
 }
 
+/* What the handler learned about one fault, for the report. */
+struct fault {
+	uintptr_t rip, addr, plain;	/* faulting pc, versioned and plain address */
+	unsigned int pv, size;		/* pointer version, access size (0: unknown) */
+	const char *dir, *kind;
+	bool syscall, found, imprecise;
+	struct am_chunk c;
+};
+
+/* READ/WRITE and the size, decoded from the faulting instruction. */
+static void decode_access(struct fault *f, const ucontext_t *uc)
+{
+	f->dir = "ACCESS";
+	if (f->imprecise) {
+		f->dir = "WRITE";
+	} else if (!f->syscall) {
+		enum am_dir d = am_insn_direction((const uint8_t *)f->rip, f->addr,
+						  (uintptr_t)uc->uc_mcontext.gregs[REG_RDI],
+						  (uintptr_t)uc->uc_mcontext.gregs[REG_RSI],
+						  &f->size);
+
+		f->dir = d == AM_DIR_WRITE ? "WRITE" : d == AM_DIR_READ ? "READ" : "ACCESS";
+	}
+}
+
+/*
+ * The heap lock for the lookup, without ever waiting for it for good:
+ * this thread may hold it already (a fault inside the allocator, or in a
+ * signal handler that interrupted a malloc), and another thread may hold
+ * it while it is itself stuck.  Returns NULL when locked, else why not.
+ */
+static const char *lock_for_lookup(void)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	if (am_heap_held_here())
+		return "this thread holds the heap lock (a fault inside the "
+		       "allocator, or in a signal handler that interrupted it)";
+	for (int i = 0; i < 1000; i++) {
+		if (am_heap_trylock())
+			return NULL;
+		nanosleep(&ms, NULL);
+	}
+	return "another thread has held the heap lock for a second";
+}
+
+/* Which allocation the access meant, and so what kind of bug it is. */
+static void classify(struct fault *f)
+{
+	struct am_chunk cont;
+
+	if (!f->imprecise) {
+		if (am_heap_find_containing(f->plain, &cont) && cont.state != AM_LIVE &&
+		    cont.version == f->pv) {
+			f->c = cont;
+			f->found = true;
+		} else {
+			f->found = am_heap_find_nearest(f->plain, f->pv, &f->c);
+		}
+	}
+	if (f->imprecise)
+		f->kind = "adi-mismatch (imprecise store, address unknown)";
+	else if (!f->found)
+		f->kind = am_heap_owns(f->plain) ? "wild-pointer" :
+			  "adi-mismatch outside the heap";
+	else if (f->c.state != AM_LIVE)
+		f->kind = "use-after-free";
+	else if (f->plain >= f->c.start + f->c.size)
+		f->kind = "heap-buffer-overflow";
+	else if (f->plain < f->c.start)
+		f->kind = "heap-buffer-underflow";
+	else
+		f->kind = "version-mismatch inside a live allocation";
+}
+
+/* The stack of the access: the unwinder's frames from the faulting pc on. */
+static void print_access_stack(uintptr_t rip)
+{
+	uintptr_t pcs[64];
+	int n = am_stack_capture(pcs, 64), first = -1;
+
+	for (int i = 0; i < n; i++)
+		if (pcs[i] == rip) {
+			first = i;
+			break;
+		}
+	if (first < 0) {
+		am_stack_print(&rip, 1);
+	} else {
+		n -= first;
+		am_stack_print(pcs + first, n > AM_STACK_MAX ? AM_STACK_MAX : n);
+	}
+}
+
+static void print_fault(const struct fault *f, const ucontext_t *uc)
+{
+	am_printf("=================================================================\n"
+		  "==%d==ERROR: adimalloc: %s on address 0x%lx at pc 0x%lx "
+		  "(pointer version %u, memory version %d)\n",
+		  (int)getpid(), f->kind, (unsigned long)f->addr, (unsigned long)f->rip,
+		  f->pv, adi_get_version((const void *)f->plain));
+	if (f->syscall)
+		am_printf("%s inside a system call (it returned %ld: EFAULT or a short "
+			  "count) at 0x%lx thread %d\n", f->dir,
+			  (long)uc->uc_mcontext.gregs[REG_RAX],
+			  (unsigned long)f->addr, (int)gettid());
+	else if (f->size)
+		am_printf("%s of size %u at 0x%lx thread %d\n", f->dir, f->size,
+			  (unsigned long)f->addr, (int)gettid());
+	else
+		am_printf("%s at 0x%lx thread %d\n", f->dir, (unsigned long)f->addr,
+			  (int)gettid());
+	print_access_stack(f->rip);
+	if (f->found)
+		print_chunk(f->plain, &f->c);
+	am_printf("SUMMARY: adimalloc: %s\n", f->kind);
+}
+
+/* The last access this thread let proceed (halt_on_error=0). */
+static __thread uintptr_t tl_last_rip __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t tl_last_addr __attribute__((tls_model("initial-exec")));
+
+/*
+ * halt_on_error=0: make the block match every pointer (version 15), so the
+ * access that faulted completes when the instruction restarts.  When that
+ * cannot work (the version cannot be set: a read-only mapping; or the same
+ * access faults again on a block that is already 15) restarting it would
+ * fault forever: say so and stop.
+ */
+static void let_proceed(const struct fault *f)
+{
+	uintptr_t block = am_round_down(f->plain, AM_BLOCK);
+	const char *name;
+
+	if (f->rip == tl_last_rip && f->addr == tl_last_addr &&
+	    adi_get_version((const void *)block) == ADI_VERSION_MAX) {
+		am_printf("adimalloc: cannot let the access proceed: it faults again "
+			  "at pc 0x%lx on 0x%lx, whose block is already version 15\n",
+			  (unsigned long)f->rip, (unsigned long)f->addr);
+		am_report_finish();
+	}
+	if (am_set_version(block, AM_BLOCK, ADI_VERSION_MAX)) {
+		name = strerrorname_np(errno);
+		am_printf("adimalloc: cannot let the access proceed: the version of "
+			  "0x%lx cannot be changed (%s): restarting it would fault "
+			  "forever\n", (unsigned long)block, name ? name : "?");
+		am_report_finish();
+	}
+	tl_last_rip = f->rip;
+	tl_last_addr = f->addr;
+}
+
 static void on_segv(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
-	uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	uintptr_t fault = (uintptr_t)si->si_addr, a = am_strip(si->si_addr);
-	unsigned int pv = am_pver(si->si_addr), size = 0;
-	uintptr_t pcs[64];
-	const char *kind, *dirs = "ACCESS";
-	struct am_chunk c;
-	bool found = false, syscall;
-	int n, first = -1;
-	long mv;
+	struct fault f = {
+		.rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+		.addr = (uintptr_t)si->si_addr,
+		.plain = am_strip(si->si_addr),
+		.pv = am_pver(si->si_addr),
+		.imprecise = si->si_code == SEGV_ADIDERR,
+	};
+	const char *no_lookup;
 
 	(void)sig;
 	if (si->si_code != SEGV_ADIPERR && si->si_code != SEGV_ADIDERR) {
@@ -135,83 +288,26 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		signal(SIGSEGV, SIG_DFL);
 		return;
 	}
-	syscall = si->si_code == SEGV_ADIPERR && after_syscall((const uint8_t *)rip);
-	if (si->si_code == SEGV_ADIPERR && !syscall) {
-		enum am_dir d = am_insn_direction((const uint8_t *)rip, fault,
-						  (uintptr_t)uc->uc_mcontext.gregs[REG_RDI],
-						  (uintptr_t)uc->uc_mcontext.gregs[REG_RSI],
-						  &size);
-
-		dirs = d == AM_DIR_WRITE ? "WRITE" : d == AM_DIR_READ ? "READ" : "ACCESS";
-	} else if (si->si_code == SEGV_ADIDERR) {
-		dirs = "WRITE";
+	f.syscall = !f.imprecise && after_syscall((const uint8_t *)f.rip);
+	decode_access(&f, uc);
+	no_lookup = lock_for_lookup();
+	if (no_lookup) {
+		/* The heap may be half updated, or not ours to read: no lookup. */
+		f.kind = "adi-mismatch, allocation not looked up";
+	} else {
+		classify(&f);
 	}
-
-	am_heap_lock();
-	if (si->si_code == SEGV_ADIPERR) {
-		struct am_chunk cont;
-
-		if (am_heap_find_containing(a, &cont) && cont.state != AM_LIVE &&
-		    cont.version == pv) {
-			c = cont;
-			found = true;
-		} else {
-			found = am_heap_find_nearest(a, pv, &c);
-		}
-	}
-	if (si->si_code == SEGV_ADIDERR)
-		kind = "adi-mismatch (imprecise store, address unknown)";
-	else if (!found)
-		kind = am_heap_owns(a) ? "wild-pointer" : "adi-mismatch outside the heap";
-	else if (c.state != AM_LIVE)
-		kind = "use-after-free";
-	else if (a >= c.start + c.size)
-		kind = "heap-buffer-overflow";
-	else if (a < c.start)
-		kind = "heap-buffer-underflow";
-	else
-		kind = "version-mismatch inside a live allocation";
-	mv = adi_get_version((const void *)a);
-
 	if (++reports <= MAX_REPORTS || am_opt.halt) {
-		am_printf("=================================================================\n"
-			  "==%d==ERROR: adimalloc: %s on address 0x%lx at pc 0x%lx "
-			  "(pointer version %u, memory version %ld)\n",
-			  (int)getpid(), kind, (unsigned long)fault, (unsigned long)rip, pv, mv);
-		if (syscall)
-			am_printf("%s inside a system call (it returned %ld: EFAULT or a short "
-				  "count) at 0x%lx thread %d\n", dirs,
-				  (long)uc->uc_mcontext.gregs[REG_RAX],
-				  (unsigned long)fault, (int)gettid());
-		else if (size)
-			am_printf("%s of size %u at 0x%lx thread %d\n", dirs, size,
-				  (unsigned long)fault, (int)gettid());
-		else
-			am_printf("%s at 0x%lx thread %d\n", dirs, (unsigned long)fault,
-				  (int)gettid());
-		n = am_stack_capture(pcs, 64);
-		for (int i = 0; i < n; i++)
-			if (pcs[i] == rip) {
-				first = i;
-				break;
-			}
-		if (first < 0) {
-			am_stack_print(&rip, 1);
-		} else {
-			n -= first;
-			am_stack_print(pcs + first, n > AM_STACK_MAX ? AM_STACK_MAX : n);
-		}
-		if (found)
-			print_chunk(a, &c);
-		am_printf("SUMMARY: adimalloc: %s\n", kind);
+		print_fault(&f, uc);
+		if (no_lookup)
+			am_printf("adimalloc: no allocation lookup: %s\n", no_lookup);
 	}
-	am_heap_unlock();
-	if (am_opt.halt || si->si_code == SEGV_ADIDERR)
+	if (!no_lookup)
+		am_heap_unlock();
+	if (am_opt.halt || f.imprecise)
 		am_report_finish();
-	/* Keep going: make the block match every pointer (version 15), so the
-	 * access that faulted completes when the instruction restarts. */
-	if (!syscall)
-		am_set_version(am_round_down(a, AM_BLOCK), AM_BLOCK, 15);
+	if (!f.syscall)
+		let_proceed(&f);
 }
 
 void am_report_init(void)
