@@ -265,7 +265,8 @@ static unsigned int block_version(uintptr_t a)
 	if (idx >= s->nslots)
 		return s->tail_version;	/* never handed out, keeps its version */
 	sl = &s->slots[idx];
-	if (sl->state != AM_LIVE)
+	/* A retired slot kept its allocation's versions (see free_small). */
+	if (sl->state != AM_LIVE && sl->state != AM_RETIRED)
 		return sl->fversion;
 	start = s->base + (uintptr_t)idx * s->slot_size;
 	u0 = am_round_down(start + sl->off, AM_BLOCK);
@@ -358,11 +359,13 @@ static void *alloc_small(size_t size, size_t align, int cls, uint32_t stack,
 	left = block_version(start - 1);
 	right = block_version(end);
 	v = pick_version(left, right, sl->version, 0);
-	if (u0 > start || u1 < end) {
+	if (u0 > start || u1 < end)
 		pad = pick_version(left, right, v, 0);
-		am_set_version(start, s->slot_size, pad);
-	}
-	if (am_set_version(u0, u1 - u0, v))
+	/* A slot whose versions could not all be set is never handed out: its
+	 * blocks may keep versions a stale pointer or a neighbour matches.
+	 * It stays out of circulation (off the free list) for good. */
+	if ((pad && am_set_version(start, s->slot_size, pad)) ||
+	    am_set_version(u0, u1 - u0, v))
 		return NULL;
 	sl->size = (uint32_t)size;
 	sl->off = (uint16_t)(p - start);
@@ -672,37 +675,87 @@ static void quarantine(struct slab *s, uint32_t idx, struct large *lg, size_t by
 	qcount++;
 }
 
+/* Re-versioning at free failed (the kernel is out of memory for versions):
+ * say so, since the block's use-after-free window is lost. */
+static void warn_unversioned(uintptr_t start, size_t len, int err, const char *what)
+{
+	static unsigned int warned;
+	const char *name = strerrorname_np(err);
+
+	if (++warned > 100)
+		return;
+	am_printf("==%d==WARNING: adimalloc: cannot re-version freed block "
+		  "[0x%lx,0x%lx) (%s): %s\n", (int)getpid(), (unsigned long)start,
+		  (unsigned long)(start + len), name ? name : "?", what);
+}
+
+static void free_small(struct slab *s, uintptr_t p, uint32_t stack, pid_t tid)
+{
+	uint32_t idx = (uint32_t)((p - s->base) / s->slot_size);
+	struct slot *sl = &s->slots[idx];
+	uintptr_t start = s->base + (uintptr_t)idx * s->slot_size;
+	unsigned int w = pick_version(block_version(start - 1),
+				      block_version(start + s->slot_size),
+				      sl->version, 0);
+
+	sl->free_stack = stack;
+	sl->free_tid = tid;
+	account_requested(-(long)sl->size);
+	if (am_set_version(start, s->slot_size, w)) {
+		/* Its blocks keep the allocation's versions, which the stale
+		 * pointer matches: never reuse it (a new owner's data would be
+		 * open to that pointer), and let block_version() keep
+		 * describing it as it is. */
+		warn_unversioned(start, s->slot_size, errno,
+				 "a use-after-free through it is not caught; the "
+				 "block is never reused");
+		sl->state = AM_RETIRED;
+		return;
+	}
+	sl->fversion = (uint8_t)w;
+	sl->state = AM_QUARANTINED;
+	quarantine(s, idx, NULL, s->slot_size);
+}
+
+static void free_large(uintptr_t p, uint32_t stack, pid_t tid)
+{
+	struct large *lg = large_exact(p);
+	uintptr_t u0 = am_round_down(p, AM_BLOCK);
+	uintptr_t u1 = am_round_up(p + (lg->size ? lg->size : 1), AM_BLOCK);
+
+	lg->state = AM_QUARANTINED;
+	lg->free_stack = stack;
+	lg->free_tid = tid;
+	account_requested(-(long)lg->size);
+	if (am_set_version(u0, u1 - u0, pick_version(lg->version, lg->fence, 0, 0))) {
+		int err = errno;
+
+		/* A stale pointer still matches: make any access through it a
+		 * plain SIGSEGV while quarantined, or unmap the block now. */
+		if (mprotect((void *)lg->map, lg->map_len, PROT_NONE) == 0) {
+			warn_unversioned(u0, u1 - u0, err, "made inaccessible "
+					 "instead: a use-after-free through it is a "
+					 "plain SIGSEGV, not a report");
+		} else {
+			warn_unversioned(u0, u1 - u0, err, "unmapped at once: a "
+					 "use-after-free through it is a plain "
+					 "SIGSEGV, not a report");
+			quarantine(NULL, 0, lg, SIZE_MAX);	/* released now */
+			return;
+		}
+	}
+	quarantine(NULL, 0, lg, lg->map_len);
+}
+
 /* @p was checked by the caller: the exact, live, right-version pointer. */
 void am_heap_free(uintptr_t p, uint32_t stack, pid_t tid)
 {
 	struct slab *s = slab_of(p);
 
-	if (s) {
-		uint32_t idx = (uint32_t)((p - s->base) / s->slot_size);
-		struct slot *sl = &s->slots[idx];
-		uintptr_t start = s->base + (uintptr_t)idx * s->slot_size;
-
-		sl->fversion = (uint8_t)pick_version(block_version(start - 1),
-						     block_version(start + s->slot_size),
-						     sl->version, 0);
-		am_set_version(start, s->slot_size, sl->fversion);
-		sl->state = AM_QUARANTINED;
-		sl->free_stack = stack;
-		sl->free_tid = tid;
-		account_requested(-(long)sl->size);
-		quarantine(s, idx, NULL, s->slot_size);
-	} else {
-		struct large *lg = large_exact(p);
-		uintptr_t u0 = am_round_down(p, AM_BLOCK);
-		uintptr_t u1 = am_round_up(p + (lg->size ? lg->size : 1), AM_BLOCK);
-
-		am_set_version(u0, u1 - u0, pick_version(lg->version, lg->fence, 0, 0));
-		lg->state = AM_QUARANTINED;
-		lg->free_stack = stack;
-		lg->free_tid = tid;
-		account_requested(-(long)lg->size);
-		quarantine(NULL, 0, lg, lg->map_len);
-	}
+	if (s)
+		free_small(s, p, stack, tid);
+	else
+		free_large(p, stack, tid);
 }
 
 void am_heap_stats(size_t *m, size_t *pm, size_t *r, size_t *pr)

@@ -78,7 +78,8 @@ extern struct am_options am_opt;
 void am_options_parse(const char *s);
 
 /* ---- heap.c: everything below is called with the heap lock held ---- */
-enum am_state { AM_FREE, AM_LIVE, AM_QUARANTINED };
+/* AM_RETIRED: freed, but its versions could not be changed: never reused. */
+enum am_state { AM_FREE, AM_LIVE, AM_QUARANTINED, AM_RETIRED };
 
 /* What the report code needs to know about one allocation. */
 struct am_chunk {
