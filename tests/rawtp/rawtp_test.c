@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 
 #include "tap.h"
+#include "ksyms.h"
 #include "rawtp.h"
 #include "rawtp.skel.h"
 
@@ -369,54 +370,12 @@ static void unprivileged(void)
 		rawtp__destroy(s);
 }
 
-/* kallsyms: the name of the text symbol at or below addr */
-struct sym {
-	unsigned long long addr;
-	char name[128];
-};
-static struct sym *syms;
-static size_t nsyms;
-
-static int cmp_sym(const void *a, const void *b)
+/* The name of the kernel text symbol at or below addr (tools/rawtp/ksyms.c). */
+static const char *sym_of(const struct ksyms *ks, unsigned long long addr)
 {
-	const struct sym *x = a, *y = b;
+	const struct ksym *sym = ksyms_find(ks, addr);
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static void load_syms(void)
-{
-	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[512], t;
-	size_t cap = 0;
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (nsyms == cap) {
-			cap = cap ? cap * 2 : 8192;
-			syms = realloc(syms, cap * sizeof(*syms));
-		}
-		if (sscanf(line, "%llx %c %127s", &syms[nsyms].addr, &t,
-			   syms[nsyms].name) == 3 && (t == 't' || t == 'T'))
-			nsyms++;
-	}
-	if (f)
-		fclose(f);
-	qsort(syms, nsyms, sizeof(*syms), cmp_sym);
-}
-
-static const char *sym_of(unsigned long long addr)
-{
-	size_t lo = 0, hi = nsyms;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? syms[lo - 1].name : "?";
+	return sym ? sym->name : "?";
 }
 
 static void stacks(void)
@@ -430,6 +389,7 @@ static void stacks(void)
 	bool has_comm = false, has_prctl = false, has_entry = false;
 	void *prev = NULL;
 	char path[1024] = "";
+	struct ksyms ks;
 	int fd, i, cfd;
 
 	if (!tap_ok(s != NULL, "a program calling bpf_get_stackid loads"))
@@ -458,9 +418,9 @@ static void stacks(void)
 		rawtp__destroy(s);
 		return;
 	}
-	load_syms();
+	ksyms_load(&ks);	/* none loaded: every frame is "?" and fails below */
 	for (i = 0; i < RAWTP_STACK_DEPTH && ips[i]; i++) {
-		const char *name = sym_of(ips[i]);
+		const char *name = sym_of(&ks, ips[i]);
 
 		has_comm |= !strcmp(name, "__set_task_comm");
 		has_prctl |= strstr(name, "sys_prctl") != NULL;
@@ -471,8 +431,9 @@ static void stacks(void)
 		}
 	}
 	tap_diag("stack: %s", path);
-	tap_ok(nsyms > 0 && has_comm && has_prctl && has_entry,
+	tap_ok(ks.n > 0 && has_comm && has_prctl && has_entry,
 	       "its frames symbolize to __set_task_comm <- *sys_prctl <- do_syscall_64");
+	ksyms_free(&ks);
 	rawtp__destroy(s);
 }
 

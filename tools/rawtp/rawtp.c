@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "ksyms.h"
 #include "rawtp.h"
 #include "rawtp.skel.h"
 
@@ -250,78 +251,27 @@ static int list_tracepoints(const char *pattern)
 
 /* ---- kallsyms ---------------------------------------------------------- */
 
-struct ksym {
-	unsigned long long addr;
-	char *name;
-};
+static struct ksyms ksyms;
 
-static struct ksym *ksyms;
-static size_t nksyms;
-
-static int cmp_ksym(const void *a, const void *b)
+/* Without symbols stacks stay numeric: say why, and go on. */
+static void load_kallsyms(void)
 {
-	const struct ksym *x = a, *y = b;
+	int err = ksyms_load(&ksyms);
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static int load_kallsyms(void)
-{
-	unsigned long long addr;
-	char type, name[256], line[512];
-	size_t cap = 0;
-	bool nonzero = false;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	if (!f) {
-		error("cannot read /proc/kallsyms: %s", strerror(errno));
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
-			continue;
-		if (type != 't' && type != 'T')
-			continue;
-		if (nksyms == cap) {
-			cap = cap ? 2 * cap : 4096;
-			ksyms = realloc(ksyms, cap * sizeof(*ksyms));
-			if (!ksyms) {
-				fclose(f);
-				return -1;
-			}
-		}
-		ksyms[nksyms].addr = addr;
-		ksyms[nksyms].name = strdup(name);
-		nonzero |= addr != 0;
-		nksyms++;
-	}
-	fclose(f);
-	if (!nonzero) {
+	if (err)
+		error("cannot read /proc/kallsyms: %s", strerror(-err));
+	else if (ksyms.hidden)
 		error("/proc/kallsyms shows no addresses (kptr_restrict?): stacks stay numeric");
-		nksyms = 0;
-	}
-	qsort(ksyms, nksyms, sizeof(*ksyms), cmp_ksym);
-	return 0;
 }
 
 static void symbolize(unsigned long long addr, char *buf, size_t len)
 {
-	size_t lo = 0, hi = nksyms;
+	const struct ksym *sym = ksyms_find(&ksyms, addr);
 
-	/* the last symbol at or below addr */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (ksyms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
+	if (!sym)
 		snprintf(buf, len, "0x%llx", addr);
 	else
-		snprintf(buf, len, "%s+0x%llx", ksyms[lo - 1].name,
-			 addr - ksyms[lo - 1].addr);
+		snprintf(buf, len, "%s+0x%llx", sym->name, addr - sym->addr);
 }
 
 /* ---- output helpers ---------------------------------------------------- */

@@ -111,7 +111,10 @@ int msg_verdict_hash(struct sk_msg_md *msg)
 	return verdict(msg, 1);
 }
 
-/* Not an SK_MSG program: the loader attaches it only to show the refusal. */
+/*
+ * Not an SK_MSG program: the tool never loads it; the sockmap suite's
+ * sockmsg_errors attaches it as a message verdict to show the refusal.
+ */
 SEC("socket")
 int not_sk_msg(struct __sk_buff *skb)
 {

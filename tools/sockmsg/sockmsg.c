@@ -70,9 +70,6 @@ static const char usage_text[] =
 "  --verify            check that each receiver got exactly the bytes of the\n"
 "                      messages sent to it, in order; exit 1 if not\n"
 "  --json              one JSON object instead of text\n"
-"Error demonstrations:\n"
-"  --attach-wrong-prog attach a socket-filter program as SK_MSG verdict\n"
-"  --insert-unconnected put an unconnected TCP socket in the map\n"
 "  -h, --help          this text\n"
 "\n"
 "Exit status: 0 success, 1 error or verification failure, 2 bad usage.\n";
@@ -85,9 +82,11 @@ static struct {
 	unsigned size, iov, rate, wait_ms;
 	unsigned long count;
 	long unmap_after, detach_after;
-	int wrong_prog, unconnected;
 } opt = { .size = 1024, .iov = 1, .count = 1, .wait_ms = 300,
 	  .plant = -1, .unmap_after = -1, .detach_after = -1 };
+
+/* Receivers: 0 is A's peer, 1 is B's peer. */
+enum { RX_PEER, RX_OTHER, N_RX };
 
 struct rxbuf {
 	unsigned char *data;
@@ -95,24 +94,71 @@ struct rxbuf {
 	uint64_t total;
 };
 
-static struct rxbuf rx[2], expect[2];
-static int rx_fd[2];
+/* Filled by the receiver thread, read by main() under rx_lock. */
+static struct rxbuf rx[N_RX];
+static int rx_fd[N_RX];
 static volatile int rx_stop;
+static double last_rx;
 static pthread_mutex_t rx_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The sockets, map and program of one run. */
+struct setup {
+	struct sockmsg_bpf *skel;
+	int map_fd, prog_fd;
+	int fds[SM_NKEYS];
+	int memfd;		/* --sendfile: the file each message is sent from */
+	bool mapped, attached;	/* until --unmap-after / --detach-after */
+	pthread_t receiver;
+};
+
+/* What a run measured; print_text() or print_json() shows it. */
+struct results {
+	unsigned long sent_msgs, send_errors;
+	uint64_t sent_bytes;
+	int last_errno;
+	struct rxbuf expect[N_RX];	/* what each receiver should get */
+	uint64_t received[N_RX];
+	double seconds;
+	struct sm_counters cnt;
+	bool verify_ok;
+};
+
+static void fail(int status, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0), noreturn));
+static void fail(int status, const char *fmt, va_list ap)
+{
+	fputs("sockmsg: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	exit(status);
+}
+
+/* A run that cannot go on: exit 1. */
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("sockmsg: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
+	fail(1, fmt, ap);
 }
 
+/* Options that make no sense: exit 2. */
+static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fail(2, fmt, ap);
+}
+
+static const char *map_name(void)
+{
+	return opt.hash ? "sockhash" : "sockmap";
+}
+
+/* Count N bytes; keep them too when --verify will compare them. */
 static void buf_add(struct rxbuf *b, const void *p, size_t n, bool keep)
 {
 	b->total += n;
@@ -136,20 +182,232 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static double last_rx;
+/* ---- options ---- */
+
+static unsigned long parse_num(const char *s, const char *what)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || end == s || *s == '-')
+		usage_error("%s: not a number: '%s'", what, s);
+	return v;
+}
+
+static void parse_pull(char *arg)
+{
+	char *colon = strchr(arg, ':');
+
+	if (!colon)
+		usage_error("--pull wants START:END");
+	*colon = 0;
+	opt.pull_start = parse_num(arg, "--pull START");
+	opt.pull_end = parse_num(colon + 1, "--pull END");
+	if (opt.pull_end <= opt.pull_start)
+		usage_error("--pull: END must be above START");
+}
+
+static void parse_pattern(const char *arg)
+{
+	if (!*arg || strlen(arg) > SM_PATTERN_MAX)
+		usage_error("--deny-pattern: 1 to %d bytes", SM_PATTERN_MAX);
+	strcpy(opt.pattern, arg);
+}
+
+/* Options that are fine alone but not together. */
+static void check_options(void)
+{
+	if (opt.size == 0 || opt.size > (64u << 20))
+		usage_error("--size: 1 to 64 MiB");
+	if (opt.iov == 0 || opt.iov > opt.size || opt.iov > 1024)
+		usage_error("--iov: 1 to min(--size, 1024)");
+	if (opt.sendfile && opt.iov > 1)
+		usage_error("--iov and --sendfile exclude each other");
+	if (opt.ingress && opt.mode != SM_MODE_REDIRECT)
+		usage_error("--ingress needs --redirect");
+	if (opt.plant >= 0 && (!opt.pattern[0] ||
+			       opt.plant + strlen(opt.pattern) > opt.size))
+		usage_error("--plant needs --deny-pattern and must fit in --size");
+}
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "pass", 0, 0, 'P' }, { "drop", 0, 0, 'D' },
+		{ "redirect", 0, 0, 'R' }, { "ingress", 0, 0, 'I' },
+		{ "apply", 1, 0, 'a' }, { "cork", 1, 0, 'c' },
+		{ "pull", 1, 0, 'p' }, { "deny-pattern", 1, 0, 'd' },
+		{ "hash", 0, 0, 'H' }, { "ipv6", 0, 0, '6' },
+		{ "unmap-after", 1, 0, 'u' }, { "detach-after", 1, 0, 'x' },
+		{ "size", 1, 0, 's' }, { "iov", 1, 0, 'i' },
+		{ "sendfile", 0, 0, 'f' }, { "count", 1, 0, 'n' },
+		{ "rate", 1, 0, 'r' }, { "plant", 1, 0, 'l' },
+		{ "wait-ms", 1, 0, 'w' }, { "verify", 0, 0, 'V' },
+		{ "json", 0, 0, 'j' }, { "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 }
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'P': opt.mode = SM_MODE_PASS; break;
+		case 'D': opt.mode = SM_MODE_DROP; break;
+		case 'R': opt.mode = SM_MODE_REDIRECT; break;
+		case 'I': opt.ingress = 1; break;
+		case 'a': opt.apply = parse_num(optarg, "--apply"); break;
+		case 'c': opt.cork = parse_num(optarg, "--cork"); break;
+		case 'p': parse_pull(optarg); break;
+		case 'd': parse_pattern(optarg); break;
+		case 'H': opt.hash = 1; break;
+		case '6': opt.ipv6 = 1; break;
+		case 'u': opt.unmap_after = parse_num(optarg, "--unmap-after"); break;
+		case 'x': opt.detach_after = parse_num(optarg, "--detach-after"); break;
+		case 's': opt.size = parse_num(optarg, "--size"); break;
+		case 'i': opt.iov = parse_num(optarg, "--iov"); break;
+		case 'f': opt.sendfile = 1; break;
+		case 'n': opt.count = parse_num(optarg, "--count"); break;
+		case 'r': opt.rate = parse_num(optarg, "--rate"); break;
+		case 'l': opt.plant = parse_num(optarg, "--plant"); break;
+		case 'w': opt.wait_ms = parse_num(optarg, "--wait-ms"); break;
+		case 'V': opt.verify = 1; break;
+		case 'j': opt.json = 1; break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		default: fputs(usage_text, stderr); exit(2);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	check_options();
+}
+
+/* ---- setup: programs, map, connections ---- */
+
+static void load_programs(struct setup *st)
+{
+	struct sockmsg_bpf *skel;
+	int err;
+
+	skel = sockmsg_bpf__open();
+	if (!skel)
+		die("cannot open the BPF object: %s", strerror(errno));
+	/* Load only what this run uses: verification is slow under TCG. */
+	bpf_program__set_autoload(opt.hash ? skel->progs.msg_verdict_map :
+				  skel->progs.msg_verdict_hash, false);
+	bpf_program__set_autoload(skel->progs.not_sk_msg, false);
+	err = sockmsg_bpf__load(skel);
+	if (err) {
+		if (err == -EPERM || errno == EPERM)
+			die("loading BPF programs needs root (CAP_BPF and CAP_NET_ADMIN): %s",
+			    strerror(EPERM));
+		die("cannot load the BPF programs: %s", strerror(-err));
+	}
+	st->skel = skel;
+}
+
+/* The verdict program reads its configuration from .bss at every run. */
+static void configure_program(struct sm_config *cfg)
+{
+	cfg->mode = opt.mode;
+	cfg->redir_key = opt.ingress ? SM_KEY_OTHER_PEER : SM_KEY_OTHER_CLIENT;
+	cfg->redir_flags = opt.ingress ? BPF_F_INGRESS : 0;
+	cfg->apply = opt.apply;
+	cfg->cork = opt.cork;
+	cfg->pull_start = opt.pull_start;
+	cfg->pull_end = opt.pull_end;
+	cfg->pattern_len = strlen(opt.pattern);
+	memcpy(cfg->pattern, opt.pattern, strlen(opt.pattern));
+}
+
+static void attach_verdict(struct setup *st)
+{
+	struct sockmsg_bpf *skel = st->skel;
+	struct bpf_program *prog;
+
+	st->map_fd = bpf_map__fd(opt.hash ? skel->maps.sock_hash : skel->maps.sock_map);
+	prog = opt.hash ? skel->progs.msg_verdict_hash : skel->progs.msg_verdict_map;
+	st->prog_fd = bpf_program__fd(prog);
+	if (bpf_prog_attach(st->prog_fd, st->map_fd, BPF_SK_MSG_VERDICT, 0))
+		die("cannot attach %s to the %s: %s", bpf_program__name(prog),
+		    map_name(), strerror(errno));
+	st->attached = true;
+}
+
+static void tcp_pair(int lfd, const struct sockaddr_storage *ss, socklen_t sl,
+		     int *cli, int *srv)
+{
+	*cli = socket(ss->ss_family, SOCK_STREAM, 0);
+	if (*cli < 0)
+		die("socket: %s", strerror(errno));
+	if (connect(*cli, (const struct sockaddr *)ss, sl))
+		die("connect: %s", strerror(errno));
+	*srv = accept(lfd, NULL, NULL);
+	if (*srv < 0)
+		die("accept: %s", strerror(errno));
+}
+
+/* A listener on loopback, any port; *ss is where it listens. */
+static int listen_loopback(struct sockaddr_storage *ss, socklen_t *sl)
+{
+	int lfd = socket(opt.ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+
+	if (lfd < 0)
+		die("socket: %s", strerror(errno));
+	memset(ss, 0, sizeof(*ss));
+	if (opt.ipv6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_loopback;
+		*sl = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		*sl = sizeof(*s4);
+	}
+	if (bind(lfd, (struct sockaddr *)ss, *sl) || listen(lfd, 8) ||
+	    getsockname(lfd, (struct sockaddr *)ss, sl))
+		die("listen on loopback: %s", strerror(errno));
+	return lfd;
+}
+
+static void connect_pairs(struct setup *st)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int lfd = listen_loopback(&ss, &sl);
+
+	tcp_pair(lfd, &ss, sl, &st->fds[SM_KEY_SENDER], &st->fds[SM_KEY_PEER]);
+	tcp_pair(lfd, &ss, sl, &st->fds[SM_KEY_OTHER_CLIENT],
+		 &st->fds[SM_KEY_OTHER_PEER]);
+}
+
+static void insert_sockets(struct setup *st)
+{
+	for (__u32 k = 0; k < SM_NKEYS; k++)
+		if (bpf_map_update_elem(st->map_fd, &k, &st->fds[k], BPF_ANY))
+			die("the %s refused the socket of slot %u: %s",
+			    map_name(), k, strerror(errno));
+	st->mapped = true;
+}
+
+/* ---- receive ---- */
 
 static void *receiver(void *arg)
 {
 	static unsigned char buf[65536];
-	struct pollfd pfd[2];
+	struct pollfd pfd[N_RX];
 
 	(void)arg;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < N_RX; i++)
 		pfd[i] = (struct pollfd){ .fd = rx_fd[i], .events = POLLIN };
 	while (!rx_stop) {
-		if (poll(pfd, 2, 20) <= 0)
+		if (poll(pfd, N_RX, 20) <= 0)
 			continue;
-		for (int i = 0; i < 2; i++) {
+		for (int i = 0; i < N_RX; i++) {
 			ssize_t n;
 
 			if (!(pfd[i].revents & POLLIN))
@@ -166,128 +424,16 @@ static void *receiver(void *arg)
 	return NULL;
 }
 
-static unsigned long parse_num(const char *s, const char *what)
+static void start_receiver(struct setup *st)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || *end || end == s || *s == '-') {
-		fprintf(stderr, "sockmsg: %s: not a number: '%s'\n", what, s);
-		exit(2);
-	}
-	return v;
+	rx_fd[RX_PEER] = st->fds[SM_KEY_PEER];
+	rx_fd[RX_OTHER] = st->fds[SM_KEY_OTHER_PEER];
+	last_rx = now_s();
+	if (pthread_create(&st->receiver, NULL, receiver, NULL))
+		die("pthread_create failed");
 }
 
-static void parse_args(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{ "pass", 0, 0, 'P' }, { "drop", 0, 0, 'D' },
-		{ "redirect", 0, 0, 'R' }, { "ingress", 0, 0, 'I' },
-		{ "apply", 1, 0, 'a' }, { "cork", 1, 0, 'c' },
-		{ "pull", 1, 0, 'p' }, { "deny-pattern", 1, 0, 'd' },
-		{ "hash", 0, 0, 'H' }, { "ipv6", 0, 0, '6' },
-		{ "unmap-after", 1, 0, 'u' }, { "detach-after", 1, 0, 'x' },
-		{ "size", 1, 0, 's' }, { "iov", 1, 0, 'i' },
-		{ "sendfile", 0, 0, 'f' }, { "count", 1, 0, 'n' },
-		{ "rate", 1, 0, 'r' }, { "plant", 1, 0, 'l' },
-		{ "wait-ms", 1, 0, 'w' }, { "verify", 0, 0, 'V' },
-		{ "json", 0, 0, 'j' }, { "attach-wrong-prog", 0, 0, 'W' },
-		{ "insert-unconnected", 0, 0, 'U' }, { "help", 0, 0, 'h' },
-		{ 0, 0, 0, 0 }
-	};
-	int c;
-	char *colon;
-
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'P': opt.mode = SM_MODE_PASS; break;
-		case 'D': opt.mode = SM_MODE_DROP; break;
-		case 'R': opt.mode = SM_MODE_REDIRECT; break;
-		case 'I': opt.ingress = 1; break;
-		case 'a': opt.apply = parse_num(optarg, "--apply"); break;
-		case 'c': opt.cork = parse_num(optarg, "--cork"); break;
-		case 'p':
-			colon = strchr(optarg, ':');
-			if (!colon) {
-				fprintf(stderr, "sockmsg: --pull wants START:END\n");
-				exit(2);
-			}
-			*colon = 0;
-			opt.pull_start = parse_num(optarg, "--pull START");
-			opt.pull_end = parse_num(colon + 1, "--pull END");
-			if (opt.pull_end <= opt.pull_start) {
-				fprintf(stderr, "sockmsg: --pull: END must be above START\n");
-				exit(2);
-			}
-			break;
-		case 'd':
-			if (!*optarg || strlen(optarg) > SM_PATTERN_MAX) {
-				fprintf(stderr, "sockmsg: --deny-pattern: 1 to %d bytes\n",
-					SM_PATTERN_MAX);
-				exit(2);
-			}
-			strcpy(opt.pattern, optarg);
-			break;
-		case 'H': opt.hash = 1; break;
-		case '6': opt.ipv6 = 1; break;
-		case 'u': opt.unmap_after = parse_num(optarg, "--unmap-after"); break;
-		case 'x': opt.detach_after = parse_num(optarg, "--detach-after"); break;
-		case 's': opt.size = parse_num(optarg, "--size"); break;
-		case 'i': opt.iov = parse_num(optarg, "--iov"); break;
-		case 'f': opt.sendfile = 1; break;
-		case 'n': opt.count = parse_num(optarg, "--count"); break;
-		case 'r': opt.rate = parse_num(optarg, "--rate"); break;
-		case 'l': opt.plant = parse_num(optarg, "--plant"); break;
-		case 'w': opt.wait_ms = parse_num(optarg, "--wait-ms"); break;
-		case 'V': opt.verify = 1; break;
-		case 'j': opt.json = 1; break;
-		case 'W': opt.wrong_prog = 1; break;
-		case 'U': opt.unconnected = 1; break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: fputs(usage_text, stderr); exit(2);
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "sockmsg: unexpected argument '%s'\n", argv[optind]);
-		exit(2);
-	}
-	if (opt.size == 0 || opt.size > (64u << 20)) {
-		fprintf(stderr, "sockmsg: --size: 1 to 64 MiB\n");
-		exit(2);
-	}
-	if (opt.iov == 0 || opt.iov > opt.size || opt.iov > 1024) {
-		fprintf(stderr, "sockmsg: --iov: 1 to min(--size, 1024)\n");
-		exit(2);
-	}
-	if (opt.sendfile && opt.iov > 1) {
-		fprintf(stderr, "sockmsg: --iov and --sendfile exclude each other\n");
-		exit(2);
-	}
-	if (opt.ingress && opt.mode != SM_MODE_REDIRECT) {
-		fprintf(stderr, "sockmsg: --ingress needs --redirect\n");
-		exit(2);
-	}
-	if (opt.plant >= 0 && (!opt.pattern[0] ||
-			       opt.plant + strlen(opt.pattern) > opt.size)) {
-		fprintf(stderr, "sockmsg: --plant needs --deny-pattern and must fit in --size\n");
-		exit(2);
-	}
-}
-
-static void tcp_pair(int lfd, const struct sockaddr_storage *ss, socklen_t sl,
-		     int *cli, int *srv)
-{
-	*cli = socket(ss->ss_family, SOCK_STREAM, 0);
-	if (*cli < 0)
-		die("socket: %s", strerror(errno));
-	if (connect(*cli, (const struct sockaddr *)ss, sl))
-		die("connect: %s", strerror(errno));
-	*srv = accept(lfd, NULL, NULL);
-	if (*srv < 0)
-		die("accept: %s", strerror(errno));
-}
+/* ---- send ---- */
 
 static void fill_msg(unsigned char *buf, unsigned long i)
 {
@@ -297,243 +443,262 @@ static void fill_msg(unsigned char *buf, unsigned long i)
 		memcpy(buf + opt.plant, opt.pattern, strlen(opt.pattern));
 }
 
-int main(int argc, char **argv)
+/* --unmap-after and --detach-after: change the setup before message i. */
+static void change_setup(struct setup *st, unsigned long i)
 {
-	struct sockmsg_bpf *skel;
-	struct bpf_program *prog;
-	struct sockaddr_storage ss = { 0 };
-	socklen_t sl;
-	int lfd, fds[SM_NKEYS], map_fd, prog_fd, err, mfd = -1;
-	unsigned char *buf;
-	unsigned long sent_msgs = 0, send_errors = 0;
-	uint64_t sent_bytes = 0;
-	int last_errno = 0, ok = 1, mapped = 1, attached = 1;
-	pthread_t th;
-	double t0, t1;
-
-	parse_args(argc, argv);
-	libbpf_set_print(NULL);
-
-	skel = sockmsg_bpf__open();
-	if (!skel)
-		die("cannot open the BPF object: %s", strerror(errno));
-	/* Load only what this run uses: verification is slow under TCG. */
-	bpf_program__set_autoload(opt.hash ? skel->progs.msg_verdict_map :
-				  skel->progs.msg_verdict_hash, false);
-	if (!opt.wrong_prog)
-		bpf_program__set_autoload(skel->progs.not_sk_msg, false);
-	err = sockmsg_bpf__load(skel);
-	if (err) {
-		if (err == -EPERM || errno == EPERM)
-			die("loading BPF programs needs root (CAP_BPF and CAP_NET_ADMIN): %s",
-			    strerror(EPERM));
-		die("cannot load the BPF programs: %s", strerror(-err));
+	if (opt.unmap_after >= 0 && (long)i == opt.unmap_after && st->mapped) {
+		for (__u32 k = 0; k < SM_NKEYS; k++)
+			if (bpf_map_delete_elem(st->map_fd, &k))
+				die("cannot remove slot %u: %s", k, strerror(errno));
+		st->mapped = false;
 	}
-	skel->bss->cfg.mode = opt.mode;
-	skel->bss->cfg.redir_key = opt.ingress ? SM_KEY_OTHER_PEER : SM_KEY_OTHER_CLIENT;
-	skel->bss->cfg.redir_flags = opt.ingress ? BPF_F_INGRESS : 0;
-	skel->bss->cfg.apply = opt.apply;
-	skel->bss->cfg.cork = opt.cork;
-	skel->bss->cfg.pull_start = opt.pull_start;
-	skel->bss->cfg.pull_end = opt.pull_end;
-	skel->bss->cfg.pattern_len = strlen(opt.pattern);
-	memcpy(skel->bss->cfg.pattern, opt.pattern, strlen(opt.pattern));
-
-	map_fd = bpf_map__fd(opt.hash ? skel->maps.sock_hash : skel->maps.sock_map);
-	prog = opt.hash ? skel->progs.msg_verdict_hash : skel->progs.msg_verdict_map;
-	if (opt.wrong_prog) {
-		prog = skel->progs.not_sk_msg;
-		prog_fd = bpf_program__fd(prog);
-		if (bpf_prog_attach(prog_fd, map_fd, BPF_SK_MSG_VERDICT, 0))
-			die("program %s is not an SK_MSG program (type %s): the kernel refused it as a message verdict: %s",
-			    bpf_program__name(prog),
-			    libbpf_bpf_prog_type_str(bpf_program__type(prog)),
-			    strerror(errno));
-		die("the kernel accepted a non-SK_MSG program as a message verdict");
+	if (opt.detach_after >= 0 && (long)i == opt.detach_after && st->attached) {
+		if (bpf_prog_detach2(st->prog_fd, st->map_fd, BPF_SK_MSG_VERDICT))
+			die("cannot detach: %s", strerror(errno));
+		st->attached = false;
 	}
-	prog_fd = bpf_program__fd(prog);
-	if (bpf_prog_attach(prog_fd, map_fd, BPF_SK_MSG_VERDICT, 0))
-		die("cannot attach %s to the %s: %s", bpf_program__name(prog),
-		    opt.hash ? "sockhash" : "sockmap", strerror(errno));
+}
 
-	/* Two connections on loopback. */
-	lfd = socket(opt.ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0)
-		die("socket: %s", strerror(errno));
-	if (opt.ipv6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+/* --sendfile: each message is written to this file, then sent from it. */
+static int sendfile_source(void)
+{
+	int fd = memfd_create("sockmsg", 0);
 
-		s6->sin6_family = AF_INET6;
-		s6->sin6_addr = in6addr_loopback;
-		sl = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	if (fd < 0)
+		die("memfd_create: %s", strerror(errno));
+	return fd;
+}
 
-		s4->sin_family = AF_INET;
-		s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		sl = sizeof(*s4);
+static ssize_t send_sendfile(struct setup *st, const unsigned char *buf)
+{
+	off_t off = 0;
+
+	if (pwrite(st->memfd, buf, opt.size, 0) != (ssize_t)opt.size)
+		die("memfd write: %s", strerror(errno));
+	return sendfile(st->fds[SM_KEY_SENDER], st->memfd, &off, opt.size);
+}
+
+/* One sendmsg() of --iov pieces, the last one taking the remainder. */
+static ssize_t send_iovecs(struct setup *st, unsigned char *buf)
+{
+	struct iovec iov[1024];
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = opt.iov };
+	unsigned per = opt.size / opt.iov;
+
+	for (unsigned k = 0; k < opt.iov; k++) {
+		iov[k].iov_base = buf + k * per;
+		iov[k].iov_len = k == opt.iov - 1 ? opt.size - k * per : per;
 	}
-	if (bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 8) ||
-	    getsockname(lfd, (struct sockaddr *)&ss, &sl))
-		die("listen on loopback: %s", strerror(errno));
-	tcp_pair(lfd, &ss, sl, &fds[SM_KEY_SENDER], &fds[SM_KEY_PEER]);
-	tcp_pair(lfd, &ss, sl, &fds[SM_KEY_OTHER_CLIENT], &fds[SM_KEY_OTHER_PEER]);
+	return sendmsg(st->fds[SM_KEY_SENDER], &mh, MSG_NOSIGNAL);
+}
 
-	if (opt.unconnected) {
-		__u32 k = 0;
-		int u = socket(opt.ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+/* Which receiver the verdict sends accepted bytes to; -1: none. */
+static int destination(const struct setup *st)
+{
+	if (!st->mapped)
+		return RX_PEER;		/* plain TCP again */
+	if (opt.mode == SM_MODE_DROP)
+		return -1;
+	return opt.mode == SM_MODE_REDIRECT ? RX_OTHER : RX_PEER;
+}
 
-		if (bpf_map_update_elem(map_fd, &k, &u, BPF_ANY))
-			die("the %s refused an unconnected TCP socket: %s",
-			    opt.hash ? "sockhash" : "sockmap", strerror(errno));
-		die("the %s accepted an unconnected TCP socket",
-		    opt.hash ? "sockhash" : "sockmap");
-	}
-	for (__u32 k = 0; k < SM_NKEYS; k++)
-		if (bpf_map_update_elem(map_fd, &k, &fds[k], BPF_ANY))
-			die("the %s refused the socket of slot %u: %s",
-			    opt.hash ? "sockhash" : "sockmap", k, strerror(errno));
+static void send_messages(struct setup *st, struct results *res)
+{
+	unsigned char *buf = malloc(opt.size);
 
-	rx_fd[0] = fds[SM_KEY_PEER];
-	rx_fd[1] = fds[SM_KEY_OTHER_PEER];
-	last_rx = now_s();
-	if (pthread_create(&th, NULL, receiver, NULL))
-		die("pthread_create failed");
-
-	buf = malloc(opt.size);
 	if (!buf)
 		die("out of memory");
-	if (opt.sendfile) {
-		mfd = memfd_create("sockmsg", 0);
-		if (mfd < 0)
-			die("memfd_create: %s", strerror(errno));
-	}
-
-	t0 = now_s();
 	for (unsigned long i = 0; i < opt.count; i++) {
 		ssize_t n;
 		int dest;
 
-		if (opt.unmap_after >= 0 && (long)i == opt.unmap_after && mapped) {
-			for (__u32 k = 0; k < SM_NKEYS; k++)
-				if (bpf_map_delete_elem(map_fd, &k))
-					die("cannot remove slot %u: %s", k, strerror(errno));
-			mapped = 0;
-		}
-		if (opt.detach_after >= 0 && (long)i == opt.detach_after && attached) {
-			if (bpf_prog_detach2(prog_fd, map_fd, BPF_SK_MSG_VERDICT))
-				die("cannot detach: %s", strerror(errno));
-			attached = 0;
-		}
+		change_setup(st, i);
 		fill_msg(buf, i);
-		if (opt.sendfile) {
-			off_t off = 0;
-
-			if (pwrite(mfd, buf, opt.size, 0) != (ssize_t)opt.size)
-				die("memfd write: %s", strerror(errno));
-			n = sendfile(fds[SM_KEY_SENDER], mfd, &off, opt.size);
-		} else {
-			struct iovec iov[1024];
-			struct msghdr mh = { .msg_iov = iov, .msg_iovlen = opt.iov };
-			unsigned per = opt.size / opt.iov;
-
-			for (unsigned k = 0; k < opt.iov; k++) {
-				iov[k].iov_base = buf + k * per;
-				iov[k].iov_len = k == opt.iov - 1 ? opt.size - k * per : per;
-			}
-			n = sendmsg(fds[SM_KEY_SENDER], &mh, MSG_NOSIGNAL);
-		}
+		n = opt.sendfile ? send_sendfile(st, buf) : send_iovecs(st, buf);
 		if (n < 0) {
-			send_errors++;
-			last_errno = errno;
+			res->send_errors++;
+			res->last_errno = errno;
 		} else {
-			sent_msgs++;
-			sent_bytes += n;
-			/* Where these bytes should go. */
-			dest = (mapped && opt.mode == SM_MODE_REDIRECT) ? 1 : 0;
-			if (mapped && opt.mode == SM_MODE_DROP)
-				dest = -1;
+			res->sent_msgs++;
+			res->sent_bytes += n;
+			dest = destination(st);
 			if (dest >= 0)
-				buf_add(&expect[dest], buf, n, opt.verify);
+				buf_add(&res->expect[dest], buf, n, opt.verify);
 		}
 		if (opt.rate)
 			usleep(1000000 / opt.rate);
 	}
-	t1 = now_s();
+	free(buf);
+}
 
-	/*
-	 * Wait until the expected bytes are in (when there are some and no
-	 * drop can change that), else until wait_ms of silence: stray bytes
-	 * that should not arrive get that long to show up.
-	 */
+/* ---- wait, verify ---- */
+
+/*
+ * Wait until the expected bytes are in (when there are some and no drop
+ * can change that), else until wait_ms of silence: stray bytes that
+ * should not arrive get that long to show up.
+ */
+static void wait_for_data(struct setup *st, const struct results *res)
+{
+	const struct rxbuf *want = res->expect;
+	bool early = opt.mode != SM_MODE_DROP && !opt.pattern[0] && !opt.cork &&
+		     want[RX_PEER].total + want[RX_OTHER].total > 0;
+
 	for (;;) {
-		bool done, idle, early;
+		bool done, idle;
 
 		pthread_mutex_lock(&rx_lock);
-		done = rx[0].total >= expect[0].total && rx[1].total >= expect[1].total;
+		done = rx[RX_PEER].total >= want[RX_PEER].total &&
+		       rx[RX_OTHER].total >= want[RX_OTHER].total;
 		idle = now_s() - last_rx > opt.wait_ms / 1000.0;
 		pthread_mutex_unlock(&rx_lock);
-		early = opt.mode != SM_MODE_DROP && !opt.pattern[0] && !opt.cork &&
-			expect[0].total + expect[1].total > 0;
 		if ((done && early) || idle)
 			break;
 		usleep(5000);
 	}
 	rx_stop = 1;
-	pthread_join(th, NULL);
+	pthread_join(st->receiver, NULL);
+}
+
+/* Exactly the bytes sent to each receiver, in order; true without --verify. */
+static bool verify(const struct results *res)
+{
+	if (!opt.verify)
+		return true;
+	for (int d = 0; d < N_RX; d++)
+		if (rx[d].len != res->expect[d].len ||
+		    memcmp(rx[d].data, res->expect[d].data, rx[d].len))
+			return false;
+	return true;
+}
+
+/* ---- print ---- */
+
+static double mb_per_s(const struct results *r)
+{
+	return (r->received[RX_PEER] + r->received[RX_OTHER]) / r->seconds / 1e6;
+}
+
+static const char *mode_name(void)
+{
+	return opt.mode == SM_MODE_PASS ? "pass" :
+	       opt.mode == SM_MODE_DROP ? "drop" : "redirect";
+}
+
+static void json_run(void)
+{
+	printf("\"family\":\"%s\",\"map\":\"%s\",\"mode\":\"%s%s\","
+	       "\"size\":%u,\"iov\":%u,\"sendfile\":%s,\"count\":%lu",
+	       opt.ipv6 ? "ipv6" : "ipv4", map_name(), mode_name(),
+	       opt.ingress ? "-ingress" : "", opt.size, opt.iov,
+	       opt.sendfile ? "true" : "false", opt.count);
+}
+
+static void json_send(const struct results *r)
+{
+	printf(",\"sent_msgs\":%lu,\"sent_bytes\":%llu,\"send_errors\":%lu,"
+	       "\"send_errno\":\"%s\"",
+	       r->sent_msgs, (unsigned long long)r->sent_bytes, r->send_errors,
+	       r->last_errno ? strerrorname_np(r->last_errno) : "");
+}
+
+static void json_receive(const struct results *r)
+{
+	printf(",\"recv_peer\":%llu,\"recv_other\":%llu,"
+	       "\"expect_peer\":%llu,\"expect_other\":%llu",
+	       (unsigned long long)r->received[RX_PEER],
+	       (unsigned long long)r->received[RX_OTHER],
+	       (unsigned long long)r->expect[RX_PEER].total,
+	       (unsigned long long)r->expect[RX_OTHER].total);
+}
+
+static void json_time(const struct results *r)
+{
+	printf(",\"seconds\":%.6f,\"mb_per_s\":%.3f,\"msgs_per_s\":%.1f",
+	       r->seconds, mb_per_s(r), r->sent_msgs / r->seconds);
+}
+
+static void json_verdicts(const struct sm_counters *c)
+{
+	printf(",\"runs\":%llu,\"pass\":%llu,\"drop\":%llu,\"redirect\":%llu,"
+	       "\"policy_drop\":%llu,\"pull_errors\":%llu,\"bytes_seen\":%llu",
+	       (unsigned long long)c->runs, (unsigned long long)c->pass,
+	       (unsigned long long)c->drop, (unsigned long long)c->redirect,
+	       (unsigned long long)c->policy_drop,
+	       (unsigned long long)c->pull_errors,
+	       (unsigned long long)c->bytes_seen);
+}
+
+static void print_json(const struct results *r)
+{
+	putchar('{');
+	json_run();
+	json_send(r);
+	json_receive(r);
+	json_time(r);
+	json_verdicts(&r->cnt);
+	printf(",\"verify\":\"%s\"}\n",
+	       opt.verify ? (r->verify_ok ? "ok" : "failed") : "off");
+}
+
+static void print_text(const struct results *r)
+{
+	const struct sm_counters *c = &r->cnt;
+
+	printf("sent       %lu messages, %llu bytes, %lu send errors%s%s\n",
+	       r->sent_msgs, (unsigned long long)r->sent_bytes, r->send_errors,
+	       r->last_errno ? ", last: " : "",
+	       r->last_errno ? strerror(r->last_errno) : "");
+	printf("received   %llu bytes on A's peer, %llu on B's peer\n",
+	       (unsigned long long)r->received[RX_PEER],
+	       (unsigned long long)r->received[RX_OTHER]);
+	printf("time       %.6f s, %.3f MB/s, %.1f messages/s\n", r->seconds,
+	       mb_per_s(r), r->sent_msgs / r->seconds);
+	printf("verdicts   runs %llu pass %llu drop %llu (policy %llu) redirect %llu, pull errors %llu, bytes seen %llu\n",
+	       (unsigned long long)c->runs, (unsigned long long)c->pass,
+	       (unsigned long long)c->drop, (unsigned long long)c->policy_drop,
+	       (unsigned long long)c->redirect, (unsigned long long)c->pull_errors,
+	       (unsigned long long)c->bytes_seen);
+	if (opt.verify)
+		printf("verify     %s\n", r->verify_ok ? "ok" : "FAILED");
+}
+
+/* ---- main ---- */
+
+int main(int argc, char **argv)
+{
+	struct setup st = { .memfd = -1 };
+	struct results res = { 0 };
+	double t0, t1;
+
+	parse_args(argc, argv);
+	libbpf_set_print(NULL);
+
+	load_programs(&st);
+	configure_program(&st.skel->bss->cfg);
+	attach_verdict(&st);
+	connect_pairs(&st);
+	insert_sockets(&st);
+	start_receiver(&st);
+	if (opt.sendfile)
+		st.memfd = sendfile_source();
+
+	t0 = now_s();
+	send_messages(&st, &res);
+	t1 = now_s();
+	wait_for_data(&st, &res);
+	/* The run lasts until its last byte arrived. */
 	t1 = t1 > last_rx ? t1 : last_rx;
 
-	if (opt.verify) {
-		for (int d = 0; d < 2; d++)
-			if (rx[d].len != expect[d].len ||
-			    memcmp(rx[d].data, expect[d].data, rx[d].len))
-				ok = 0;
-	}
-
-	struct sm_counters *c = &skel->bss->cnt;
-	double secs = t1 - t0 > 0 ? t1 - t0 : 1e-9;
-
-	if (opt.json) {
-		printf("{\"family\":\"%s\",\"map\":\"%s\",\"mode\":\"%s%s\","
-		       "\"size\":%u,\"iov\":%u,\"sendfile\":%s,\"count\":%lu,"
-		       "\"sent_msgs\":%lu,\"sent_bytes\":%llu,\"send_errors\":%lu,"
-		       "\"send_errno\":\"%s\",\"recv_peer\":%llu,\"recv_other\":%llu,"
-		       "\"expect_peer\":%llu,\"expect_other\":%llu,"
-		       "\"seconds\":%.6f,\"mb_per_s\":%.3f,\"msgs_per_s\":%.1f,"
-		       "\"runs\":%llu,\"pass\":%llu,\"drop\":%llu,\"redirect\":%llu,"
-		       "\"policy_drop\":%llu,\"pull_errors\":%llu,\"bytes_seen\":%llu,"
-		       "\"verify\":\"%s\"}\n",
-		       opt.ipv6 ? "ipv6" : "ipv4", opt.hash ? "sockhash" : "sockmap",
-		       opt.mode == SM_MODE_PASS ? "pass" : opt.mode == SM_MODE_DROP ? "drop" : "redirect",
-		       opt.ingress ? "-ingress" : "",
-		       opt.size, opt.iov, opt.sendfile ? "true" : "false", opt.count,
-		       sent_msgs, (unsigned long long)sent_bytes, send_errors,
-		       last_errno ? strerrorname_np(last_errno) : "",
-		       (unsigned long long)rx[0].total, (unsigned long long)rx[1].total,
-		       (unsigned long long)expect[0].total, (unsigned long long)expect[1].total,
-		       secs, (rx[0].total + rx[1].total) / secs / 1e6,
-		       sent_msgs / secs,
-		       (unsigned long long)c->runs, (unsigned long long)c->pass,
-		       (unsigned long long)c->drop, (unsigned long long)c->redirect,
-		       (unsigned long long)c->policy_drop, (unsigned long long)c->pull_errors,
-		       (unsigned long long)c->bytes_seen,
-		       opt.verify ? (ok ? "ok" : "failed") : "off");
-	} else {
-		printf("sent       %lu messages, %llu bytes, %lu send errors%s%s\n",
-		       sent_msgs, (unsigned long long)sent_bytes, send_errors,
-		       last_errno ? ", last: " : "", last_errno ? strerror(last_errno) : "");
-		printf("received   %llu bytes on A's peer, %llu on B's peer\n",
-		       (unsigned long long)rx[0].total, (unsigned long long)rx[1].total);
-		printf("time       %.6f s, %.3f MB/s, %.1f messages/s\n", secs,
-		       (rx[0].total + rx[1].total) / secs / 1e6, sent_msgs / secs);
-		printf("verdicts   runs %llu pass %llu drop %llu (policy %llu) redirect %llu, pull errors %llu, bytes seen %llu\n",
-		       (unsigned long long)c->runs, (unsigned long long)c->pass,
-		       (unsigned long long)c->drop, (unsigned long long)c->policy_drop,
-		       (unsigned long long)c->redirect, (unsigned long long)c->pull_errors,
-		       (unsigned long long)c->bytes_seen);
-		if (opt.verify)
-			printf("verify     %s\n", ok ? "ok" : "FAILED");
-	}
-	sockmsg_bpf__destroy(skel);
-	return ok ? 0 : 1;
+	res.seconds = t1 - t0 > 0 ? t1 - t0 : 1e-9;
+	res.received[RX_PEER] = rx[RX_PEER].total;
+	res.received[RX_OTHER] = rx[RX_OTHER].total;
+	res.cnt = st.skel->bss->cnt;
+	res.verify_ok = verify(&res);
+	if (opt.json)
+		print_json(&res);
+	else
+		print_text(&res);
+	sockmsg_bpf__destroy(st.skel);
+	return res.verify_ok ? 0 : 1;
 }
