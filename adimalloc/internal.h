@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "libadi.h"
+#include "log.h"		/* am_printf(), for every file */
 
 #define AM_BLOCK	64UL
 #define AM_SLAB_SIZE	(64UL * 1024)
@@ -121,7 +122,6 @@ void am_stack_init(void);
 extern __thread bool am_in_unwind __attribute__((tls_model("initial-exec")));
 
 /* ---- report.c ---- */
-void am_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void am_report_init(void);
 /* Allocator misuse found in free/realloc: prints and exits (or returns). */
 void am_report_bad_free(const char *kind, const char *fn, const void *p,

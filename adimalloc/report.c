@@ -4,13 +4,11 @@
  * (stack of the access), and the allocation involved with its own stacks.
  * The SIGSEGV handler turns an ADI mismatch (si_code SEGV_ADIPERR, the
  * versioned data address in si_addr) into such a report; other SIGSEGVs go
- * back to the default action.  Everything is written with write(2): stdio
- * could allocate, and the heap is what just went wrong.
+ * back to the default action.  Everything is printed with am_printf()
+ * (log.c), which does not allocate: the heap is what just went wrong.
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ucontext.h>
@@ -22,26 +20,6 @@
 #define MAX_REPORTS	100
 
 static int reports;
-
-void am_printf(const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(buf) - 1)
-		n = sizeof(buf) - 1;
-	for (int off = 0; off < n; ) {
-		ssize_t w = write(STDERR_FILENO, buf + off, (size_t)(n - off));
-
-		if (w <= 0)
-			break;
-		off += (int)w;
-	}
-}
 
 static void print_stack_id(const char *what, pid_t tid, uint32_t id)
 {
