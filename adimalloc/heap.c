@@ -171,8 +171,9 @@ static void account_requested(long delta)
 		peak_requested = requested;
 }
 
-/* Internal metadata: bump allocation from plain (unversioned) mappings. */
-void *am_meta_alloc(size_t size)
+/* Internal metadata: bump allocation from plain (unversioned) mappings;
+ * zeroed, never freed. */
+static void *am_meta_alloc(size_t size)
 {
 	static char *cur;
 	static size_t left;

@@ -105,7 +105,6 @@ bool am_heap_find_nearest(uintptr_t addr, unsigned int v, struct am_chunk *c);
 void am_heap_free(uintptr_t p, uint32_t stack, pid_t tid);
 void am_heap_stats(size_t *mapped, size_t *peak_mapped, size_t *requested,
 		   size_t *peak_requested);
-void *am_meta_alloc(size_t size);	/* zeroed, never freed */
 void am_heap_lock(void);
 void am_heap_unlock(void);
 bool am_heap_trylock(void);		/* true: now held */
@@ -119,22 +118,16 @@ uint32_t am_stack_save(const uintptr_t *pcs, int n);	/* heap lock held */
 int am_stack_get(uint32_t id, const uintptr_t **pcs);
 void am_stack_print(const uintptr_t *pcs, int n);
 void am_stack_init(void);
-extern __thread bool am_in_unwind __attribute__((tls_model("initial-exec")));
 
 /* ---- report.c ---- */
 void am_report_init(void);
 /* Allocator misuse found in free/realloc: prints and exits (or returns). */
 void am_report_bad_free(const char *kind, const char *fn, const void *p,
 			const struct am_chunk *c);
-void am_report_finish(void);
 
 /* ---- insn.c ---- */
 enum am_dir { AM_DIR_UNKNOWN, AM_DIR_READ, AM_DIR_WRITE };
 enum am_dir am_insn_direction(const uint8_t *ip, uintptr_t fault,
 			      uintptr_t rdi, uintptr_t rsi, unsigned int *size);
-
-/* ---- malloc.c ---- */
-void am_ensure_init(void);
-extern bool am_syscall_signal_on;
 
 #endif

@@ -29,7 +29,7 @@ extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 
-bool am_syscall_signal_on;
+static bool am_syscall_signal_on;
 static __thread uint64_t tl_rng __attribute__((tls_model("initial-exec")));
 static int init_state;			/* 0 no, 1 in progress, 2 done */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -85,7 +85,7 @@ static void init_locked(void)
 	am_report_init();
 }
 
-void am_ensure_init(void)
+static void am_ensure_init(void)
 {
 	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2)
 		return;

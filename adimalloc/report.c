@@ -56,7 +56,7 @@ static void print_chunk(uintptr_t addr, const struct am_chunk *c)
 		       c->alloc_tid, c->alloc_stack);
 }
 
-void am_report_finish(void)
+static void am_report_finish(void)
 {
 	am_printf("==%d==ABORTING (adimalloc exit status %d)\n", (int)getpid(),
 		  am_opt.abort_on_error ? 134 : am_opt.exitcode);

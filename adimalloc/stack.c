@@ -24,7 +24,8 @@ struct depot_entry {
 
 static struct depot_entry *depot;
 static uintptr_t self_lo, self_hi;	/* our own code: not shown in stacks */
-__thread bool am_in_unwind __attribute__((tls_model("initial-exec")));
+/* Set while this thread is in the unwinder (see am_stack_capture()). */
+static __thread bool am_in_unwind __attribute__((tls_model("initial-exec")));
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 {
