@@ -125,7 +125,11 @@ bool am_heap_held_here(void)
 
 void am_heap_atfork_child(void)
 {
-	/* The child has one thread: whoever held the lock is gone. */
+	/*
+	 * Held since atfork_prepare() in the parent, and the mutex records
+	 * the parent's thread as its owner: start the child's over rather
+	 * than unlock it, as glibc does with its own malloc's locks.
+	 */
 	pthread_mutex_init(&heap_lock, NULL);
 	tl_holds_lock = false;
 }

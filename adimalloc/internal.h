@@ -78,7 +78,11 @@ extern struct am_options am_opt;
 /* Parse @s (ADIMALLOC_OPTIONS); on error print why and _exit(2). */
 void am_options_parse(const char *s);
 
-/* ---- heap.c: everything below is called with the heap lock held ---- */
+/*
+ * ---- heap.c ----
+ * One mutex, the heap lock, guards the heap's state (and the stack depot).
+ * Not every function here is called with it held: see each group.
+ */
 /* AM_RETIRED: freed, but its versions could not be changed: never reused. */
 enum am_state { AM_FREE, AM_LIVE, AM_QUARANTINED, AM_RETIRED };
 
@@ -93,7 +97,47 @@ struct am_chunk {
 	bool large;
 };
 
+/*
+ * The heap lock itself.  The SIGSEGV handler never waits on it for good:
+ * am_heap_held_here() first, then am_heap_trylock() (report.c).
+ */
+void am_heap_lock(void);
+void am_heap_unlock(void);
+bool am_heap_trylock(void);		/* true: now held */
+bool am_heap_held_here(void);		/* by this thread (signal-safe) */
+
+/*
+ * Called once, from the first malloc (am_ensure_init() in malloc.c) with
+ * malloc.c's init_lock held, not the heap lock: any other thread's malloc,
+ * free or the like waits in am_ensure_init() until this has returned, and
+ * the SIGSEGV handler is installed after it, so nothing else can reach the
+ * heap yet.
+ */
 void am_heap_init(void);
+
+/*
+ * fork()'s child handler (atfork_child() in malloc.c).  The prepare
+ * handler took the heap lock in the parent, so the child starts with its
+ * copy of the lock held, by the thread that forked (the child's only one).
+ * This re-initialises the lock instead of unlocking it.
+ */
+void am_heap_atfork_child(void);
+
+/*
+ * Set the version of [addr, addr + len): a prctl() that reads and changes
+ * no heap state, so it needs no lock of ours.  heap.c calls it with the
+ * heap lock held (am_heap_init() with init_lock instead); report.c's
+ * let_proceed() calls it from the SIGSEGV handler without the heap lock:
+ * the handler has released it, or never got it (another thread, or the
+ * allocator code the signal interrupted, may hold it).
+ */
+int am_set_version(uintptr_t addr, size_t len, unsigned int v);
+
+/*
+ * The rest read or change the heap: call them with the heap lock held.
+ * (One caller does not yet: check_free() in malloc.c looks up an interior
+ * pointer with am_heap_find_containing() after dropping the lock.)
+ */
 bool am_heap_owns(uintptr_t addr);	/* in the region or a large mapping */
 void *am_heap_alloc(size_t size, size_t align, uint32_t stack, pid_t tid);
 /* Find the allocation whose user pointer is exactly @p (any state). */
@@ -105,12 +149,6 @@ bool am_heap_find_nearest(uintptr_t addr, unsigned int v, struct am_chunk *c);
 void am_heap_free(uintptr_t p, uint32_t stack, pid_t tid);
 void am_heap_stats(size_t *mapped, size_t *peak_mapped, size_t *requested,
 		   size_t *peak_requested);
-void am_heap_lock(void);
-void am_heap_unlock(void);
-bool am_heap_trylock(void);		/* true: now held */
-bool am_heap_held_here(void);		/* by this thread (signal-safe) */
-void am_heap_atfork_child(void);
-int am_set_version(uintptr_t addr, size_t len, unsigned int v);
 
 /* ---- stack.c ---- */
 int am_stack_capture(uintptr_t *pcs, int max);

@@ -166,7 +166,10 @@ static bool ours(const void *p)
 
 /*
  * Check that @p can be freed (the exact, live pointer with its version);
- * returns the allocation or reports.  Heap lock held.
+ * returns the allocation or reports.  Called with the heap lock held, and
+ * returns with it held, but drops it to report (a report may not return)
+ * and, when @p starts no allocation, before the interior-pointer lookup
+ * too: that lookup runs without the lock.
  */
 static bool check_free(const void *p, const char *fn, struct am_chunk *c)
 {
