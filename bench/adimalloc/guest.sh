@@ -47,10 +47,15 @@ for bug in $("$b/bugs"); do
 			 exit $?) 2>/dev/null
 			rc=$?
 			[ $rc -eq 124 ] && echo "$tool on $bug: no result within 120 s" >>"$t/hung"
-			# Caught: a report (86), memcheck's error status (99), or a
-			# crash (efence: SIGSEGV); glibc's own abort (134) counts too.
-			case $rc in 86 | 99 | 134 | 139) caught=$((caught + 1)) ;; esac
-			grep -q "ERROR SUMMARY: [1-9]" "$t/err" && [ $rc -ne 86 ] && [ $rc -ne 99 ] && caught=$((caught + 1))
+			# Caught, once per run, by any way a tool reports: our
+			# report (86), memcheck's error status (99) or its error
+			# summary, a crash (SIGSEGV, 139), Electric Fence's abort on
+			# an allocator error (it kills itself with SIGILL, 132), or
+			# glibc's own abort (134).
+			case $rc in
+			86 | 99 | 132 | 134 | 139) caught=$((caught + 1)) ;;
+			*) grep -q "ERROR SUMMARY: [1-9]" "$t/err" && caught=$((caught + 1)) ;;
+			esac
 		done
 		if [ $runs -gt 1 ]; then printf " %-11s" "$caught/$runs"
 		elif [ $caught -gt 0 ]; then printf " %-11s" x
