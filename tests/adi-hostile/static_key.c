@@ -1,28 +1,96 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Run first in a fresh boot: a request to set versions that fails (no ADI
- * memory) must not switch ADI's version paths on for the whole system
- * (/sys/kernel/debug/adi/in_use stays 0); a valid one does.
+ * Run first in a fresh boot.  ADI's version paths (page free, copies,
+ * swap, checked user accesses) sit behind a static key, kept on by counted
+ * references that /sys/kernel/debug/adi/in_use shows: one for each process
+ * that has set versions, one for each page (in memory or on swap) with
+ * versions.  A request that fails takes none.  /sys/kernel/debug/adi/paths_on
+ * shows the key itself: it goes off about a second after the count reaches 0.
+ *
+ * This process never sets versions itself: every reference is a child's,
+ * so each count below is exact.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "libadi.h"
 #include "tap.h"
 
-static int in_use(void)
+#define PAGE 4096
+#define SETTLE_MS 5000	/* the key goes off 1 s after its last reference */
+
+/* The number in /sys/kernel/debug/adi/@name, or -1. */
+static long adi_debugfs(const char *name)
 {
-	FILE *f = fopen("/sys/kernel/debug/adi/in_use", "r");
-	int v = -1;
+	char path[64];
+	FILE *f;
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/adi/%s", name);
+	f = fopen(path, "r");
 
 	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
+		if (fscanf(f, "%ld", &v) != 1)
 			v = -1;
 		fclose(f);
 	}
 	return v;
+}
+
+static long in_use(void)
+{
+	return adi_debugfs("in_use");
+}
+
+static long paths_on(void)
+{
+	return adi_debugfs("paths_on");
+}
+
+/*
+ * A page freed by munmap() or a segment's removal can still be held by
+ * another CPU's batch of pages on their way to the LRU; dropping caches
+ * drains every CPU's batch (lru_add_drain_all()) and frees it.
+ */
+static void drain_lru_batches(void)
+{
+	FILE *f = fopen("/proc/sys/vm/drop_caches", "w");
+
+	if (f) {
+		fputs("1\n", f);
+		fclose(f);
+	}
+}
+
+/* Poll @name until it is @want or SETTLE_MS pass; returns the last value. */
+static long settles_to(const char *name, long want, long *waited_ms)
+{
+	struct timespec tick = { 0, 100 * 1000 * 1000 };
+	long v = adi_debugfs(name);
+
+	for (*waited_ms = 0; v != want && *waited_ms < SETTLE_MS; *waited_ms += 100) {
+		if (*waited_ms % 1000 == 0)
+			drain_lru_batches();
+		nanosleep(&tick, NULL);
+		v = adi_debugfs(name);
+	}
+	return v;
+}
+
+/* /sys/kernel/debug/adi/@name reaches @want within SETTLE_MS. */
+static void reaches(const char *name, long want, const char *what)
+{
+	long waited, v = settles_to(name, want, &waited);
+
+	tap_ok(v == want, "%s: %s (got %ld after %ld ms, want %ld within %d ms)",
+	       what, name, v, waited, want, SETTLE_MS);
 }
 
 /* force_sig_fault() overrides SIG_IGN: catch the SEGV_ACCADI instead. */
@@ -31,29 +99,117 @@ static void ignore(int sig)
 	(void)sig;
 }
 
-int main(void)
+static void wait_child(pid_t pid, const char *what)
+{
+	int status = -1;
+
+	waitpid(pid, &status, 0);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "%s: exits 0 (got status 0x%x)", what, status);
+}
+
+static void failed_requests_take_nothing(void)
 {
 	char *plain, *adi;
 	int ret;
 
-	tap_init();
-	signal(SIGSEGV, ignore);	/* non-ADI memory raises SEGV_ACCADI */
-	tap_ok(in_use() == 0, "fresh boot: in_use (got %d, want 0)", in_use());
-	plain = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	tap_eq_long(in_use(), 0, "fresh boot: in_use");
+	tap_eq_long(paths_on(), 0, "fresh boot: paths_on");
+	plain = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	errno = 0;
 	ret = adi_set_version(plain, 64, 5);
-	tap_ok(ret == -1 && errno == EACCES && in_use() == 0,
-	       "a failed set-version on plain memory leaves in_use off (got ret %d errno %d in_use %d; want -1, EACCES, 0)",
-	       ret, errno, in_use());
-	adi = mmap(NULL, 4096, PROT_READ | PROT_ADI, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	tap_errno(ret, EACCES, "set-version on plain memory");
+	tap_eq_long(in_use(), 0, "a failed set-version takes no reference: in_use");
+	adi = mmap(NULL, PAGE, PROT_READ | PROT_ADI, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	errno = 0;
 	ret = adi_set_version(adi, 64, 5);
-	tap_ok(ret == -1 && errno == EACCES && in_use() == 0,
-	       "a refused set-version on read-only ADI memory leaves in_use off (got ret %d errno %d in_use %d; want -1, EACCES, 0)",
-	       ret, errno, in_use());
-	mprotect(adi, 4096, PROT_READ | PROT_WRITE | PROT_ADI);
-	ret = adi_set_version(adi, 64, 5);
-	tap_ok(ret == 0 && in_use() == 1, "a valid set-version turns in_use on (got ret %d in_use %d; want 0, 1)",
-	       ret, in_use());
+	tap_errno(ret, EACCES, "set-version on read-only ADI memory");
+	tap_eq_long(in_use(), 0, "a refused set-version takes no reference: in_use");
+	tap_eq_long(paths_on(), 0, "failed and refused requests leave the paths off: paths_on");
+	munmap(plain, PAGE);
+	munmap(adi, PAGE);
+}
+
+/* Child: version two pages, fork, unmap one page, exit. */
+static int version_fork_unmap(void)
+{
+	char *adi = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE | PROT_ADI,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pid_t pid;
+
+	tap_eq_long(adi_set_version(adi, 2 * PAGE, 5), 0, "set-version on two ADI pages");
+	tap_eq_long(in_use(), 3, "this process and its two versioned pages hold references: in_use");
+	tap_eq_long(paths_on(), 1, "a valid set-version switches the paths on: paths_on");
+	pid = fork();
+	if (pid == 0) {
+		/* Copy-on-write shares the records: only the mm is new. */
+		tap_eq_long(in_use(), 4, "a fork()ed child holds its own reference: in_use");
+		_exit(0);
+	}
+	wait_child(pid, "forked child");
+	/* exit_mmap() drops it before the parent hears of the exit. */
+	tap_eq_long(in_use(), 3, "the forked child's exit drops its reference: in_use");
+	munmap(adi, PAGE);
+	reaches("in_use", 2, "munmap() of a versioned page drops its record's reference");
+	return 0;
+}
+
+static void process_references(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(version_fork_unmap());
+	wait_child(pid, "versioning child");
+	reaches("in_use", 0, "the last ADI process exited: no reference is left");
+	reaches("paths_on", 0, "the last ADI process exited: the version paths are off again");
+}
+
+/* Child: attach @id, make it ADI memory and version it (or read it back). */
+static int shm_child(int id, int set)
+{
+	char *p = shmat(id, NULL, 0);
+
+	if (p == (void *)-1 || mprotect(p, PAGE, PROT_READ | PROT_WRITE | PROT_ADI))
+		return 1;
+	if (set)
+		return adi_set_version(p, PAGE, 7) ? 2 : 0;
+	tap_eq_long(adi_get_version(p + 64), 7,
+		    "a later process reads the versions of the exited one's shared page");
+	return 0;
+}
+
+static void shared_versions_outlive_their_process(void)
+{
+	int id = shmget(IPC_PRIVATE, PAGE, IPC_CREAT | 0600);
+	pid_t pid;
+
+	if (id < 0) {
+		tap_skip("shmget failed", "SysV shared memory keeps the key on");
+		return;
+	}
+	pid = fork();
+	if (pid == 0)
+		_exit(shm_child(id, 1));
+	wait_child(pid, "child versioning a SysV segment");
+	/* Its mm's reference went with it; the shared page's stays. */
+	tap_eq_long(in_use(), 1, "the segment's versioned page keeps a reference after its process exited: in_use");
+	tap_eq_long(paths_on(), 1, "the segment's versioned page keeps the paths on: paths_on");
+	pid = fork();
+	if (pid == 0)
+		_exit(shm_child(id, 0));
+	wait_child(pid, "child reading the segment's versions");
+	shmctl(id, IPC_RMID, NULL);
+	reaches("in_use", 0, "removing the segment frees its versioned page and its reference");
+	reaches("paths_on", 0, "removing the segment: the paths are off again");
+}
+
+int main(void)
+{
+	tap_init();
+	signal(SIGSEGV, ignore);	/* non-ADI memory raises SEGV_ACCADI */
+	failed_requests_take_nothing();
+	process_references();
+	shared_versions_outlive_their_process();
 	return tap_done();
 }
