@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "libadi.h"
+#include "options_list.h"
 
 static const char usage[] =
 "Usage: adirun [OPTION...] [--] PROGRAM [ARG...]\n"
@@ -35,19 +36,39 @@ static const char usage[] =
 "  --help            this text\n"
 "\n"
 "Options are passed to the library in ADIMALLOC_OPTIONS (appended to any\n"
-"value already there): mode=full|sample, sample=N, quarantine=SIZE[k|m|g],\n"
-"halt_on_error=0|1, abort_on_error=0|1, exitcode=1..255, stack=0..16,\n"
-"stats=0|1, syscall_signal=0|1, seed=N, verbose=0|1.  An unknown option or\n"
-"bad value stops the program with a message (exit status 2).\n"
+"value already there), as name=value items separated by ',' or ':'.  An\n"
+"unknown option or bad value stops the program with a message (exit\n"
+"status " AM_STR(AM_CONFIG_EXIT) "):\n";
+
+/* The library's options, from the one list of them (options_list.h). */
+#define AM_OPTION_HELP(name, type, def, min, max, suffix, syntax, meaning) \
+	{ syntax, meaning },
+static const char *const options_help[][2] = {
+	{ AM_MODE_SYNTAX, AM_MODE_MEANING },
+	AM_OPTIONS(AM_OPTION_HELP)
+};
+
+static const char usage_tail[] =
 "\n"
 "adirun adds " ADI_GLIBC_HWCAPS ADI_GLIBC_HWCAPS_NO_AVX512 "\n"
 "to GLIBC_TUNABLES (in front of any hwcaps value there): the kernel cannot\n"
 "check glibc's AVX-512 (EVEX) string functions yet, so on a CPU with\n"
 "AVX-512 glibc must use its AVX2 ones; elsewhere this changes nothing.\n"
 "\n"
-"Exit status: PROGRAM's own; 86 (or exitcode=N) after a report; 2 for a\n"
+"Exit status: PROGRAM's own; " AM_STR(AM_REPORT_EXIT) " (or exitcode=N) after a report; "
+AM_STR(AM_CONFIG_EXIT) " for a\n"
 "usage error, a bad option or a kernel without ADI; 127 if PROGRAM cannot\n"
 "be run.  See adimalloc/README.md.\n";
+
+static void print_usage(FILE *f)
+{
+	size_t i;
+
+	fputs(usage, f);
+	for (i = 0; i < sizeof(options_help) / sizeof(options_help[0]); i++)
+		fprintf(f, "  %-26s %s\n", options_help[i][0], options_help[i][1]);
+	fputs(usage_tail, f);
+}
 
 static void __attribute__((noreturn)) fail(const char *msg)
 {
@@ -119,7 +140,7 @@ int main(int argc, char **argv)
 			i++;
 			break;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
+			print_usage(stdout);
 			return 0;
 		} else if (!strcmp(argv[i], "--full")) {
 			add_option(opts, sizeof(opts), "mode=full");
@@ -144,8 +165,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (i >= argc) {
-		fputs(usage, stderr);
-		return 2;
+		print_usage(stderr);
+		return AM_CONFIG_EXIT;
 	}
 	/* ADIMALLOC_TEST_NO_ADI: pretend, so the test suite can check this
 	 * message on a kernel that has ADI. */

@@ -19,6 +19,7 @@
 
 #include "libadi.h"
 #include "log.h"		/* am_printf(), for every file */
+#include "options_list.h"	/* the options, the exit statuses */
 
 #define AM_BLOCK	64UL
 #define AM_SLAB_SIZE	(64UL * 1024)
@@ -26,11 +27,6 @@
 /* Largest request (64 TiB): above it malloc fails with ENOMEM, before any
  * rounding can wrap a size near SIZE_MAX to a small one. */
 #define AM_SIZE_MAX	(1UL << 46)
-#define AM_STACK_MAX	16
-/* sample=N of mode=sample without a rate (see the benchmark in README.md). */
-#define AM_DEFAULT_SAMPLE	10000
-#define AM_REPORT_EXIT	86		/* default exit status after a report */
-#define AM_CONFIG_EXIT	2		/* bad options, no ADI */
 
 /*
  * libadi's pointer helpers with the heap's address type: the heap does
@@ -62,17 +58,9 @@ static inline uintptr_t am_round_down(uintptr_t x, uintptr_t a)
 }
 
 /* ---- options.c ---- */
+#define AM_OPTION_FIELD(name, type, ...)	type name;
 struct am_options {
-	unsigned long sample;		/* 1: full mode; N: one in N */
-	size_t quarantine;		/* bytes held back after free */
-	bool halt;			/* exit after the first report */
-	bool abort_on_error;		/* abort() instead of exit(exitcode) */
-	int exitcode;
-	int stack_depth;		/* frames recorded per malloc/free */
-	bool stats;			/* overhead line at exit */
-	int syscall_signal;		/* -1 auto, 0 off, 1 required */
-	unsigned long seed;		/* 0: random */
-	bool verbose;
+	AM_OPTIONS(AM_OPTION_FIELD)
 };
 extern struct am_options am_opt;
 /* Parse @s (ADIMALLOC_OPTIONS); on error print why and _exit(2). */
@@ -133,11 +121,7 @@ void am_heap_atfork_child(void);
  */
 int am_set_version(uintptr_t addr, size_t len, unsigned int v);
 
-/*
- * The rest read or change the heap: call them with the heap lock held.
- * (One caller does not yet: check_free() in malloc.c looks up an interior
- * pointer with am_heap_find_containing() after dropping the lock.)
- */
+/* The rest read or change the heap: call them with the heap lock held. */
 bool am_heap_owns(uintptr_t addr);	/* in the region or a large mapping */
 void *am_heap_alloc(size_t size, size_t align, uint32_t stack, pid_t tid);
 /* Find the allocation whose user pointer is exactly @p (any state). */

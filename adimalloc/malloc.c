@@ -132,7 +132,7 @@ static bool sampled(void)
 static void *our_alloc(size_t size, size_t align)
 {
 	uintptr_t pcs[AM_STACK_MAX];
-	int n = am_stack_capture(pcs, am_opt.stack_depth);
+	int n = am_stack_capture(pcs, am_opt.stack);
 	pid_t tid = gettid();
 	void *p;
 
@@ -164,49 +164,86 @@ static bool ours(const void *p)
 	return r;
 }
 
-/*
- * Check that @p can be freed (the exact, live pointer with its version);
- * returns the allocation or reports.  Called with the heap lock held, and
- * returns with it held, but drops it to report (a report may not return)
- * and, when @p starts no allocation, before the interior-pointer lookup
- * too: that lookup runs without the lock.
- */
-static bool check_free(const void *p, const char *fn, struct am_chunk *c)
+/* What freeing a pointer would do, decided under the heap lock. */
+enum free_verdict {
+	FREE_OK,		/* the exact, live pointer with its version */
+	FREE_TWICE,		/* the exact pointer of a freed allocation */
+	FREE_STALE,		/* the start of an allocation, another version */
+	FREE_INTERIOR,		/* inside an allocation, not its start */
+	FREE_UNKNOWN,		/* no allocation there */
+};
+
+/* Heap lock held: judge @p; @c receives the allocation it names. */
+static enum free_verdict judge_free(const void *p, struct am_chunk *c)
 {
 	uintptr_t a = am_strip(p);
 
 	if (am_heap_find_exact(a, c)) {
-		if (c->state == AM_LIVE && c->version == am_pver(p))
-			return true;
-		am_heap_unlock();
-		if (c->state != AM_LIVE && c->version == am_pver(p))
-			am_report_bad_free(strcmp(fn, "realloc") ? "double-free" :
-					   "realloc-of-freed", fn, p, c);
-		else
-			am_report_bad_free("invalid-free (stale pointer: version mismatch)",
-					   fn, p, c);
-		am_heap_lock();
-		return false;
+		if (c->version != am_pver(p))
+			return FREE_STALE;
+		return c->state == AM_LIVE ? FREE_OK : FREE_TWICE;
 	}
-	am_heap_unlock();
-	if (am_heap_find_containing(a, c))
-		am_report_bad_free("invalid-free (interior pointer)", fn, p, c);
-	else
-		am_report_bad_free("invalid-free", fn, p, NULL);
-	am_heap_lock();
-	return false;
+	return am_heap_find_containing(a, c) ? FREE_INTERIOR : FREE_UNKNOWN;
 }
 
+/* Heap lock not held (a report may not return): report a refused free. */
+static void report_free(enum free_verdict v, const char *fn, const void *p,
+			const struct am_chunk *c)
+{
+	switch (v) {
+	case FREE_OK:
+		break;
+	case FREE_TWICE:
+		am_report_bad_free(strcmp(fn, "realloc") ? "double-free" :
+				   "realloc-of-freed", fn, p, c);
+		break;
+	case FREE_STALE:
+		am_report_bad_free("invalid-free (stale pointer: version mismatch)",
+				   fn, p, c);
+		break;
+	case FREE_INTERIOR:
+		am_report_bad_free("invalid-free (interior pointer)", fn, p, c);
+		break;
+	case FREE_UNKNOWN:
+		am_report_bad_free("invalid-free", fn, p, NULL);
+		break;
+	}
+}
+
+/* The stack of a free, recorded with the freed allocation. */
+struct free_site {
+	uintptr_t pcs[AM_STACK_MAX];
+	int n;
+};
+
+static void capture_free_site(struct free_site *site)
+{
+	site->n = am_stack_capture(site->pcs, am_opt.stack);
+}
+
+/* Heap lock held: free an allocation judge_free() passed. */
+static void free_judged(const void *p, const struct free_site *site)
+{
+	am_heap_free(am_strip(p), am_stack_save(site->pcs, site->n), gettid());
+}
+
+/*
+ * Validate and free @p under one hold of the heap lock, so that no other
+ * thread frees it in between; a refused free is reported after unlocking.
+ */
 static void our_free(void *p, const char *fn)
 {
-	uintptr_t pcs[AM_STACK_MAX];
-	int n = am_stack_capture(pcs, am_opt.stack_depth);
+	struct free_site site;
+	enum free_verdict v;
 	struct am_chunk c;
 
+	capture_free_site(&site);
 	am_heap_lock();
-	if (check_free(p, fn, &c))
-		am_heap_free(am_strip(p), am_stack_save(pcs, n), gettid());
+	v = judge_free(p, &c);
+	if (v == FREE_OK)
+		free_judged(p, &site);
 	am_heap_unlock();
+	report_free(v, fn, p, &c);
 }
 
 void *malloc(size_t size)
@@ -259,6 +296,8 @@ static size_t chunk_size(const void *p)
 
 void *realloc(void *p, size_t size)
 {
+	struct free_site site;
+	enum free_verdict v;
 	struct am_chunk c;
 	void *q;
 
@@ -271,23 +310,30 @@ void *realloc(void *p, size_t size)
 		am_report_bad_free("invalid-free", "realloc", p, NULL);
 		return NULL;
 	}
-	am_heap_lock();
-	if (!check_free(p, "realloc", &c)) {
-		am_heap_unlock();
-		return NULL;
-	}
-	am_heap_unlock();
 	if (size == 0) {	/* glibc frees and returns NULL */
 		our_free(p, "realloc");
 		return NULL;
 	}
-	/* Always move: a new version for the new size, and the old pointer
-	 * becomes stale, which is what catches code that keeps using it. */
+	/*
+	 * Always move: a new version for the new size, and the old pointer
+	 * becomes stale, which is what catches code that keeps using it.  The
+	 * new block comes first, so that the old one is judged, copied and
+	 * freed under one hold of the lock.
+	 */
 	q = our_alloc(size, 16);
-	if (!q)
-		return NULL;
-	memcpy((void *)am_strip(q), (void *)am_strip(p), c.size < size ? c.size : size);
-	our_free(p, "realloc");
+	capture_free_site(&site);
+	am_heap_lock();
+	v = judge_free(p, &c);
+	if (v == FREE_OK && q) {
+		memcpy((void *)am_strip(q), (void *)am_strip(p),
+		       c.size < size ? c.size : size);
+		free_judged(p, &site);
+	} else if (q) {		/* refused: the new block goes back */
+		free_judged(q, &site);
+		q = NULL;
+	}
+	am_heap_unlock();
+	report_free(v, "realloc", p, &c);
 	return q;
 }
 

@@ -14,19 +14,13 @@
 
 #include "internal.h"
 
+#define AM_OPTION_DEFAULT(name, type, def, ...)	.name = def,
 struct am_options am_opt = {
-	.sample = 1,
-	.quarantine = 1UL << 20,
-	.halt = true,
-	.exitcode = AM_REPORT_EXIT,
-	.stack_depth = AM_STACK_MAX,
-	.syscall_signal = -1,
+	AM_OPTIONS(AM_OPTION_DEFAULT)
 };
 
-static const char known[] =
-	"mode=full|sample, sample=N, quarantine=SIZE[k|m], halt_on_error=0|1, "
-	"abort_on_error=0|1, exitcode=1..255, stack=0..16, stats=0|1, "
-	"syscall_signal=0|1, seed=N, verbose=0|1";
+#define AM_OPTION_KNOWN(name, type, def, min, max, suffix, syntax, ...) ", " syntax
+static const char known[] = AM_MODE_SYNTAX AM_OPTIONS(AM_OPTION_KNOWN);
 
 /* @expect: what a value should look like, or NULL. */
 static void __attribute__((noreturn)) bad(const char *what, const char *item,
@@ -68,46 +62,24 @@ static bool is(const char *name, size_t nlen, const char *want)
 	return nlen == strlen(want) && !memcmp(name, want, nlen);
 }
 
-/* The numeric options: where each goes and what it accepts. */
+/* The numeric options: what each accepts and where it goes. */
 struct option_spec {
 	const char *name;
 	bool suffix;			/* k/m/g allowed */
 	unsigned long min, max;
-	size_t offset, size;		/* the field in struct am_options */
-	const char *expect;		/* shown when the value is malformed */
+	void (*store)(unsigned long n);	/* n already range-checked */
+	const char *syntax;		/* shown when the value is malformed */
 };
 
-#define OPTION(name, suffix, min, max, field, expect)			\
-	{ name, suffix, min, max, offsetof(struct am_options, field),	\
-	  sizeof(am_opt.field), expect }
+#define AM_OPTION_STORE(name, type, ...)				\
+	static void store_##name(unsigned long n) { am_opt.name = (type)n; }
+AM_OPTIONS(AM_OPTION_STORE)
 
+#define AM_OPTION_SPEC(name, type, def, min, max, suffix, syntax, ...)	\
+	{ #name, suffix, min, max, store_##name, syntax },
 static const struct option_spec numeric[] = {
-	OPTION("sample", false, 1, 1000000000UL, sample, "sample=N, N from 1 to 10^9"),
-	OPTION("quarantine", true, 0, 1UL << 40, quarantine, "quarantine=BYTES, k/m/g suffix"),
-	OPTION("halt_on_error", false, 0, 1, halt, "0 or 1"),
-	OPTION("abort_on_error", false, 0, 1, abort_on_error, "0 or 1"),
-	OPTION("exitcode", false, 1, 255, exitcode, "exitcode=1..255"),
-	OPTION("stack", false, 0, AM_STACK_MAX, stack_depth, "stack=0..16"),
-	OPTION("stats", false, 0, 1, stats, "0 or 1"),
-	OPTION("syscall_signal", false, 0, 1, syscall_signal, "0 or 1"),
-	OPTION("seed", false, 0, ~0UL, seed, "seed=N"),
-	OPTION("verbose", false, 0, 1, verbose, "0 or 1"),
+	AM_OPTIONS(AM_OPTION_SPEC)
 };
-
-/* Store @n, already range-checked, into a bool, int or unsigned long. */
-static void store(const struct option_spec *o, unsigned long n)
-{
-	char *field = (char *)&am_opt + o->offset;
-	bool b = n;
-	int i = (int)n;
-
-	if (o->size == sizeof(b))
-		memcpy(field, &b, sizeof(b));
-	else if (o->size == sizeof(i))
-		memcpy(field, &i, sizeof(i));
-	else
-		memcpy(field, &n, sizeof(n));
-}
 
 static void parse_one(const char *item, size_t len)
 {
@@ -127,7 +99,7 @@ static void parse_one(const char *item, size_t len)
 		else if (vlen == 6 && !memcmp(v, "sample", 6))
 			am_opt.sample = am_opt.sample > 1 ? am_opt.sample : AM_DEFAULT_SAMPLE;
 		else
-			bad("malformed value", item, len, "full or sample");
+			bad("malformed value", item, len, AM_MODE_SYNTAX);
 		return;
 	}
 	for (i = 0; i < sizeof(numeric) / sizeof(numeric[0]); i++) {
@@ -136,8 +108,8 @@ static void parse_one(const char *item, size_t len)
 		if (!is(item, nlen, o->name))
 			continue;
 		if (!parse_num(v, vlen, o->suffix, &n) || n < o->min || n > o->max)
-			bad("malformed value", item, len, o->expect);
-		store(o, n);
+			bad("malformed value", item, len, o->syntax);
+		o->store(n);
 		return;
 	}
 	bad("unknown option", item, len, NULL);

@@ -73,7 +73,7 @@ void am_report_bad_free(const char *kind, const char *fn, const void *p,
 	uintptr_t pcs[AM_STACK_MAX];
 	int n = am_stack_capture(pcs, AM_STACK_MAX);
 
-	if (++reports > MAX_REPORTS && !am_opt.halt)
+	if (++reports > MAX_REPORTS && !am_opt.halt_on_error)
 		return;
 	am_printf("=================================================================\n"
 		  "==%d==ERROR: adimalloc: %s on 0x%lx in %s() thread %d\n",
@@ -85,7 +85,7 @@ void am_report_bad_free(const char *kind, const char *fn, const void *p,
 		am_printf("0x%lx was not returned by malloc (no allocation there)\n",
 			  (unsigned long)p);
 	am_printf("SUMMARY: adimalloc: %s in %s()\n", kind, fn);
-	if (am_opt.halt)
+	if (am_opt.halt_on_error)
 		am_report_finish();
 }
 
@@ -275,14 +275,14 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 	} else {
 		classify(&f);
 	}
-	if (++reports <= MAX_REPORTS || am_opt.halt) {
+	if (++reports <= MAX_REPORTS || am_opt.halt_on_error) {
 		print_fault(&f, uc);
 		if (no_lookup)
 			am_printf("adimalloc: no allocation lookup: %s\n", no_lookup);
 	}
 	if (!no_lookup)
 		am_heap_unlock();
-	if (am_opt.halt || f.imprecise)
+	if (am_opt.halt_on_error || f.imprecise)
 		am_report_finish();
 	if (!f.syscall)
 		let_proceed(&f);

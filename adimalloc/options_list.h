@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The ADIMALLOC_OPTIONS list, one line per numeric option.  It is expanded
+ * into struct am_options (internal.h), its defaults and parse table
+ * (options.c) and the option list of adirun --help, so a new option is
+ * one line here.
+ *
+ * X(name, type, default, min, max, suffix, syntax, meaning):
+ * name is both the option and the field of am_opt; suffix: the value may
+ * end in k, m or g; syntax is shown by --help and by the message for a
+ * malformed value.
+ */
+#ifndef ADIMALLOC_OPTIONS_LIST_H
+#define ADIMALLOC_OPTIONS_LIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define AM_REPORT_EXIT	86	/* default exit status after a report */
+#define AM_CONFIG_EXIT	2	/* bad options, no ADI */
+#define AM_STACK_MAX	16	/* frames recorded per malloc/free */
+/* sample=N of mode=sample without a rate (see the benchmark in README.md). */
+#define AM_DEFAULT_SAMPLE 10000
+#define AM_QUARANTINE_MB 1	/* default quarantine, in MiB */
+
+#define AM_STR_(x)	#x
+#define AM_STR(x)	AM_STR_(x)	/* a number macro as a string */
+
+/* mode= is not a number: it sets sample (options.c). */
+#define AM_MODE_SYNTAX	"mode=full|sample"
+#define AM_MODE_MEANING	"sample alone: sample=" AM_STR(AM_DEFAULT_SAMPLE)
+
+#define AM_OPTIONS(X)							\
+	X(sample, unsigned long, 1, 1, 1000000000UL, false,		\
+	  "sample=N (1..10^9)", "version one allocation in N (1: all)")	\
+	X(quarantine, size_t, (size_t)AM_QUARANTINE_MB << 20,		\
+	  0, 1UL << 40, true,						\
+	  "quarantine=BYTES[k|m|g]",					\
+	  "freed memory held back (" AM_STR(AM_QUARANTINE_MB) "m)")	\
+	X(halt_on_error, bool, true, 0, 1, false,			\
+	  "halt_on_error=0|1", "0: let the access happen, go on")	\
+	X(abort_on_error, bool, false, 0, 1, false,			\
+	  "abort_on_error=0|1", "abort() instead of exit")		\
+	X(exitcode, int, AM_REPORT_EXIT, 1, 255, false,			\
+	  "exitcode=1..255",						\
+	  "exit status after a report (" AM_STR(AM_REPORT_EXIT) ")")	\
+	X(stack, int, AM_STACK_MAX, 0, AM_STACK_MAX, false,		\
+	  "stack=0.." AM_STR(AM_STACK_MAX),				\
+	  "frames kept per malloc and free (" AM_STR(AM_STACK_MAX) ")")	\
+	X(stats, bool, false, 0, 1, false,				\
+	  "stats=0|1", "peak requested vs mapped at exit")		\
+	X(syscall_signal, int, -1, 0, 1, false,				\
+	  "syscall_signal=0|1", "signal mismatches in system calls (auto)") \
+	X(seed, unsigned long, 0, 0, ~0UL, false,			\
+	  "seed=N", "versions and sampling seed (0: random)")		\
+	X(verbose, bool, false, 0, 1, false,				\
+	  "verbose=0|1", "one line at start-up")
+
+#endif
