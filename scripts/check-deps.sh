@@ -33,7 +33,7 @@ verbose=0
 case "${1:-}" in
 -v) verbose=1 ;;
 "") ;;
--h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h|--help) usage_from_header "$0"; exit 0 ;;
 *) die "unknown option '$1' (try --help)" ;;
 esac
 

@@ -22,7 +22,7 @@ config_only=0
 case "${1:-}" in
 --config-only) config_only=1 ;;
 "") ;;
--h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h|--help) usage_from_header "$0"; exit 0 ;;
 *) die "unknown option '$1' (try --help)" ;;
 esac
 [ -d "$KSRC/.git" ] || die "no work tree in ${KSRC#$REPO/} (make tree)"

@@ -32,7 +32,7 @@ include+=,python3,sqlite3,gzip,mawk,sed,grep,less
 
 what=("$@")
 [ ${#what[@]} -gt 0 ] || what=(bootstrap kernel image)
-case "${what[0]}" in -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${what[0]}" in -h|--help) usage_from_header "$0"; exit 0 ;; esac
 [ "$(id -u)" -eq 0 ] || die "run as root (debootstrap and chroot need it)"
 
 mirror() {

@@ -30,7 +30,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { usage_from_header "$0"; }
 
 D=$BUILD/distro
 mem=2G smp=2 numa=0 swap="" append="" timeout_s=900 out="" shell=0 suite=""

@@ -12,7 +12,7 @@ set -euo pipefail
 D=$BUILD/distro
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(adi adi-mm adi-syscall adimalloc)
-case "${suites[0]}" in -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${suites[0]}" in -h|--help) usage_from_header "$0"; exit 0 ;; esac
 
 results=$D/test-results
 rm -rf "$results"

@@ -14,7 +14,7 @@ dest=$KPATCHES
 case "${1:-}" in
 --to) dest=$2 ;;
 "") ;;
--h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h|--help) usage_from_header "$0"; exit 0 ;;
 *) die "unknown option '$1' (try --help)" ;;
 esac
 [ -d "$KSRC/.git" ] || die "no work tree at build/linux (make tree)"

@@ -15,7 +15,7 @@ set -euo pipefail
 variant=${1:-default}
 case "$variant" in
 default|debug) ;;
--h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h|--help) usage_from_header "$0"; exit 0 ;;
 *) die "unknown variant '$variant' (default or debug)" ;;
 esac
 obj=$(kobj "$variant")

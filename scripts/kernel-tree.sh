@@ -16,7 +16,7 @@ reset=0
 case "${1:-}" in
 --reset) reset=1 ;;
 "") ;;
--h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h|--help) usage_from_header "$0"; exit 0 ;;
 *) die "unknown option '$1' (try --help)" ;;
 esac
 

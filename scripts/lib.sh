@@ -21,6 +21,12 @@ kobj() {
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# --help of every script: its leading comment block (after the #! line, up
+# to the first line that is not a comment), without the comment marks.
+usage_from_header() {
+	awk 'NR == 1 && /^#!/ { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$1"
+}
+
 # A compiler cache kept outside the checkout, so a clean clone rebuilds the
 # kernel from cache hits.  CCACHE_BASEDIR makes the cache independent of
 # where the clone lives.

@@ -29,7 +29,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { usage_from_header "$0"; }
 
 variant=default kernel="" mem=2G smp=2 numa=0 swap="" accel=${LK417_ACCEL:-auto}
 timeout_s=600 out="" append="" shell=0 quiet=0

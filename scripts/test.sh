@@ -17,7 +17,7 @@ set -euo pipefail
 
 variant=default
 if [ "${1:-}" = --variant ]; then variant=$2; shift 2; fi
-case "${1:-}" in -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h|--help) usage_from_header "$0"; exit 0 ;; esac
 
 suites=("$@")
 if [ ${#suites[@]} -eq 0 ]; then
