@@ -154,6 +154,18 @@ static unsigned int pick_version(unsigned int a, unsigned int b,
 	return cand[rng() % n];
 }
 
+/*
+ * Where a block goes in its slot or mapping, drawn per allocation (as
+ * GWP-ASan does): at the end, so that an overflow leaves the versioned
+ * blocks at once (exactly at the end for sizes that are multiples of 16),
+ * or at the start, so that an underflow does.  The other edge has slack
+ * (slack.c), checked at free.
+ */
+static bool place_at_start(void)
+{
+	return rng() & 1;
+}
+
 int am_set_version(uintptr_t addr, size_t len, unsigned int v)
 {
 	if (!len)
@@ -352,10 +364,9 @@ static void *alloc_small(size_t size, size_t align, int cls, uint32_t stack,
 	sl = &s->slots[idx];
 	start = s->base + (uintptr_t)idx * s->slot_size;
 	end = start + s->slot_size;
-	/* Small allocations end where their slot ends, so that even a one-byte
-	 * overflow (of a size that is a multiple of 16) reaches the neighbour;
-	 * over-aligned ones (at most 64 here) start at the slot instead. */
-	if (align <= 16)
+	/* At the slot's end or its start; over-aligned ones (at most 64
+	 * here) always start at the slot. */
+	if (align <= 16 && !place_at_start())
 		p = end - am_round_up(size ? size : 1, 16);
 	else
 		p = start;
@@ -416,7 +427,10 @@ static void *alloc_large(size_t size, size_t align, uint32_t stack, pid_t tid)
 		large_lo = map;
 	if (map + map_len > large_hi)
 		large_hi = map + map_len;
-	p = am_round_down(map + map_len - AM_BLOCK - body, align);
+	if (place_at_start())
+		p = am_round_up(map + AM_BLOCK, align);
+	else
+		p = am_round_down(map + map_len - AM_BLOCK - body, align);
 	u0 = am_round_down(p, AM_BLOCK);
 	u1 = am_round_up(p + (size ? size : 1), AM_BLOCK);
 	v = pick_version(0, 0, 0, 0);

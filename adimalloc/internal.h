@@ -141,11 +141,28 @@ int am_stack_get(uint32_t id, const uintptr_t **pcs);
 void am_stack_print(const uintptr_t *pcs, int n);
 void am_stack_init(void);
 
+/* ---- slack.c: the versioned bytes around an allocation ---- */
+/* Changed slack bytes: [first, last] (untagged), after the region or before. */
+struct am_slack_damage {
+	uintptr_t first, last;
+	bool after;
+};
+/* Fill the slack of a new allocation (no lock: nobody else has it yet). */
+void am_slack_fill(uintptr_t start, size_t size);
+/* Heap lock held, @c live: true, and @d filled, if its slack was written. */
+bool am_slack_check(const struct am_chunk *c, struct am_slack_damage *d);
+
 /* ---- report.c ---- */
 void am_report_init(void);
 /* Allocator misuse found in free/realloc: prints and exits (or returns). */
 void am_report_bad_free(const char *kind, const char *fn, const void *p,
 			const struct am_chunk *c);
+/*
+ * A write into @c's slack, found when @fn freed it (@pcs, @n: the stack of
+ * that call): prints, exits or returns.
+ */
+void am_report_slack(const char *fn, const void *p, const struct am_chunk *c,
+		     const struct am_slack_damage *d, const uintptr_t *pcs, int n);
 
 /* ---- insn.c ---- */
 enum am_dir { AM_DIR_UNKNOWN, AM_DIR_READ, AM_DIR_WRITE };

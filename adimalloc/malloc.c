@@ -141,6 +141,8 @@ static void *our_alloc(size_t size, size_t align)
 	am_heap_unlock();
 	if (!p)
 		errno = ENOMEM;
+	else
+		am_slack_fill(am_strip(p), size);
 	return p;
 }
 
@@ -221,10 +223,17 @@ static void capture_free_site(struct free_site *site)
 	site->n = am_stack_capture(site->pcs, am_opt.stack);
 }
 
-/* Heap lock held: free an allocation judge_free() passed. */
-static void free_judged(const void *p, const struct free_site *site)
+/*
+ * Heap lock held: free an allocation judge_free() passed; true if its
+ * slack was written, described in @d for a report after unlocking.
+ */
+static bool free_judged(const void *p, const struct am_chunk *c,
+			const struct free_site *site, struct am_slack_damage *d)
 {
+	bool damaged = am_slack_check(c, d);
+
 	am_heap_free(am_strip(p), am_stack_save(site->pcs, site->n), gettid());
+	return damaged;
 }
 
 /*
@@ -233,6 +242,8 @@ static void free_judged(const void *p, const struct free_site *site)
  */
 static void our_free(void *p, const char *fn)
 {
+	struct am_slack_damage damage;
+	bool damaged = false;
 	struct free_site site;
 	enum free_verdict v;
 	struct am_chunk c;
@@ -241,9 +252,11 @@ static void our_free(void *p, const char *fn)
 	am_heap_lock();
 	v = judge_free(p, &c);
 	if (v == FREE_OK)
-		free_judged(p, &site);
+		damaged = free_judged(p, &c, &site, &damage);
 	am_heap_unlock();
 	report_free(v, fn, p, &c);
+	if (damaged)
+		am_report_slack(fn, p, &c, &damage, site.pcs, site.n);
 }
 
 void *malloc(size_t size)
@@ -296,9 +309,11 @@ static size_t chunk_size(const void *p)
 
 void *realloc(void *p, size_t size)
 {
+	struct am_slack_damage damage, unused;
+	struct am_chunk c, new_chunk;
+	bool damaged = false;
 	struct free_site site;
 	enum free_verdict v;
-	struct am_chunk c;
 	void *q;
 
 	if (!p)
@@ -327,13 +342,16 @@ void *realloc(void *p, size_t size)
 	if (v == FREE_OK && q) {
 		memcpy((void *)am_strip(q), (void *)am_strip(p),
 		       c.size < size ? c.size : size);
-		free_judged(p, &site);
+		damaged = free_judged(p, &c, &site, &damage);
 	} else if (q) {		/* refused: the new block goes back */
-		free_judged(q, &site);
+		if (judge_free(q, &new_chunk) == FREE_OK)
+			free_judged(q, &new_chunk, &site, &unused);
 		q = NULL;
 	}
 	am_heap_unlock();
 	report_free(v, "realloc", p, &c);
+	if (damaged)
+		am_report_slack("realloc", p, &c, &damage, site.pcs, site.n);
 	return q;
 }
 

@@ -89,6 +89,31 @@ void am_report_bad_free(const char *kind, const char *fn, const void *p,
 		am_report_finish();
 }
 
+void am_report_slack(const char *fn, const void *p, const struct am_chunk *c,
+		     const struct am_slack_damage *d, const uintptr_t *pcs, int n)
+{
+	const char *kind = d->after ? "heap-buffer-overflow" : "heap-buffer-underflow";
+	/* The changed bytes, as one write: [first, last]. */
+	uintptr_t edge = d->first;
+
+	if (++reports > MAX_REPORTS && !am_opt.halt_on_error)
+		return;
+	am_printf("=================================================================\n"
+		  "==%d==ERROR: adimalloc: %s on address 0x%lx found by %s() "
+		  "(the block's slack was written)\n"
+		  "WRITE of size %zu at 0x%lx thread %d, seen when %s() freed the block; "
+		  "the write came earlier\n",
+		  (int)getpid(), kind, (unsigned long)am_tag(edge, c->version), fn,
+		  (size_t)(d->last - d->first + 1),
+		  (unsigned long)am_tag(edge, c->version), (int)gettid(), fn);
+	am_stack_print(pcs, n);
+	print_chunk(edge, c);
+	am_printf("SUMMARY: adimalloc: %s (WRITE, found by %s()) on 0x%lx\n",
+		  kind, fn, (unsigned long)p);
+	if (am_opt.halt_on_error)
+		am_report_finish();
+}
+
 /* Did the thread just come out of a system call?  (The kernel's optional
  * syscall-mismatch signal arrives with rip after the syscall instruction.) */
 static bool after_syscall(const uint8_t *rip)

@@ -296,6 +296,63 @@ NOINLINE void plant_neighbour(void)
 	free(b);
 }
 
+/* An odd size: the byte written past the end shares the last block. */
+NOINLINE void plant_overflow_odd(void)
+{
+	char *p = malloc(13);
+
+	memset(p, 'o', 13);
+	note(p, 13, p + 13);
+	p[ok ? 12 : 13] = 0;	/* the classic: a NUL one past the end */
+	printf("overflow_odd %c\n", p[0]);
+	free(p);
+}
+
+/* The same, found when realloc() lets go of the block. */
+NOINLINE void plant_overflow_realloc(void)
+{
+	char *p = malloc(13), *q;
+
+	memset(p, 'r', 13);
+	note(p, 13, p + 13);
+	p[ok ? 12 : 13] = 'x';
+	q = realloc(p, 100);
+	printf("overflow_realloc %c\n", q[0]);
+	free(q);
+}
+
+/* A new user's underflow: a[-1] of an int array, inside the first block. */
+NOINLINE void plant_underflow_short(void)
+{
+	int *a = malloc(40 * sizeof(int));
+
+	memset(a, 0, 40 * sizeof(int));
+	note(a, 40 * sizeof(int), a - 1);
+	a[ok ? 0 : -1] = 7;
+	printf("underflow_short %d\n", a[0]);
+	free(a);
+}
+
+/*
+ * The read of a[-1]: seen at the access only when the block was placed at
+ * the start of its slot (one in two, at random); sixteen tries.
+ */
+NOINLINE void plant_underflow_short_read(void)
+{
+	int sum = 0;
+
+	for (int i = 0; i < 16; i++) {
+		int *a = malloc(40 * sizeof(int));
+
+		memset(a, 0, 40 * sizeof(int));
+		note(a, 40 * sizeof(int), a - 1);
+		sum += ((volatile int *)a)[ok ? 0 : -1];
+		free(a);
+	}
+	printf("underflow_short_read done\n");
+	(void)sum;
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -319,6 +376,10 @@ static const struct {
 	{ "large_uaf", plant_large_uaf },
 	{ "uaf_big_free", plant_uaf_big_free },
 	{ "neighbour", plant_neighbour },
+	{ "overflow_odd", plant_overflow_odd },
+	{ "overflow_realloc", plant_overflow_realloc },
+	{ "underflow_short", plant_underflow_short },
+	{ "underflow_short_read", plant_underflow_short_read },
 };
 
 int main(int argc, char **argv)

@@ -2,6 +2,8 @@
 # The caller (scripts/test.sh) passes OUT (the suite's build directory) and
 # KHDR (the patched kernel's exported uapi headers).
 LIBDIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+# The suite's Makefile and this file: a changed flag rebuilds the programs.
+SUITE_MAKEFILES := $(abspath $(MAKEFILE_LIST))
 TOP := $(abspath $(LIBDIR)/../..)
 OUT ?= $(TOP)/build/tests/$(notdir $(CURDIR))
 KHDR ?= $(TOP)/build/obj/usr/include
@@ -14,7 +16,7 @@ PROGS_BIN := $(addprefix $(OUT)/,$(PROGS))
 
 all: $(PROGS_BIN)
 
-$(OUT)/%: %.c $(EXTRA_SRCS) $(wildcard $(LIBDIR)/*.h $(TOP)/lib/*.h *.h) | $(OUT)
+$(OUT)/%: %.c $(EXTRA_SRCS) $(wildcard $(LIBDIR)/*.h $(TOP)/lib/*.h *.h) $(SUITE_MAKEFILES) | $(OUT)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(EXTRA_SRCS) $(LDLIBS)
 
 $(OUT):
