@@ -7,6 +7,8 @@
 #
 # The output is stable: zero commit ids, no signature, fixed abbreviation,
 # so applying the series and exporting it again reproduces it byte for byte.
+# The series' user documentation, Documentation/arch/x86/adi.rst, is copied
+# to docs/adi.rst, so that it can be read without building the tree.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -45,5 +47,7 @@ if [ "$dest" = "$KPATCHES" ]; then
 	. "$REPO/scripts/series-id.sh"
 	series_id >"$KSRC/.git/lk417-series-id"
 	gitk rev-parse HEAD >"$KSRC/.git/lk417-applied-head"
+	mkdir -p "$REPO/docs"
+	gitk show HEAD:Documentation/arch/x86/adi.rst >"$REPO/docs/adi.rst"
 fi
 say "exported $n patch(es) to ${dest#$REPO/}"
