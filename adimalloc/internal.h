@@ -164,6 +164,17 @@ void am_report_bad_free(const char *kind, const char *fn, const void *p,
 void am_report_slack(const char *fn, const void *p, const struct am_chunk *c,
 		     const struct am_slack_damage *d, const uintptr_t *pcs, int n);
 
+/*
+ * @fn (libc_check.c) was given @len bytes at @p, which leave @c at @bad:
+ * prints, exits or returns.
+ */
+void am_report_libc(const char *fn, bool write, const void *p, size_t len,
+		    uintptr_t bad, const struct am_chunk *c);
+
+/* ---- libc_check.c ---- */
+/* Find the C library's mem/str functions (after the heap is up). */
+void am_libc_check_init(void);
+
 /* ---- insn.c ---- */
 enum am_dir { AM_DIR_UNKNOWN, AM_DIR_READ, AM_DIR_WRITE };
 enum am_dir am_insn_direction(const uint8_t *ip, uintptr_t fault,

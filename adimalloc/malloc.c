@@ -95,10 +95,11 @@ static void am_ensure_init(void)
 		init_locked();
 		__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&init_lock);
-		/* These two may allocate: only now that the heap works. */
+		/* These may allocate: only now that the heap works. */
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		glibc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT,
 							      "malloc_usable_size");
+		am_libc_check_init();
 		if (am_opt.verbose)
 			am_printf("adimalloc: pid %d, %s, syscall signal %s\n", (int)getpid(),
 				  am_opt.sample == 1 ? "full mode" : "sampled mode",

@@ -114,6 +114,32 @@ void am_report_slack(const char *fn, const void *p, const struct am_chunk *c,
 		am_report_finish();
 }
 
+void am_report_libc(const char *fn, bool write, const void *p, size_t len,
+		    uintptr_t bad, const struct am_chunk *c)
+{
+	const char *kind = c->state != AM_LIVE ? "use-after-free" :
+			   bad < c->start ? "heap-buffer-underflow" : "heap-buffer-overflow";
+	uintptr_t pcs[AM_STACK_MAX];
+	int n = am_stack_capture(pcs, AM_STACK_MAX);
+
+	if (++reports > MAX_REPORTS && !am_opt.halt_on_error)
+		return;
+	am_printf("=================================================================\n"
+		  "==%d==ERROR: adimalloc: %s on address 0x%lx in %s() (its range "
+		  "[0x%lx,0x%lx))\n"
+		  "%s of size %zu at 0x%lx thread %d\n"
+		  "    #- %s(), checked by adimalloc before the C library runs it\n",
+		  (int)getpid(), kind, (unsigned long)am_tag(bad, c->version), fn,
+		  (unsigned long)p, (unsigned long)p + len, write ? "WRITE" : "READ",
+		  len, (unsigned long)am_tag(bad, c->version), (int)gettid(), fn);
+	am_stack_print(pcs, n);
+	print_chunk(bad, c);
+	am_printf("SUMMARY: adimalloc: %s (%s in %s())\n", kind,
+		  write ? "WRITE" : "READ", fn);
+	if (am_opt.halt_on_error)
+		am_report_finish();
+}
+
 /* Did the thread just come out of a system call?  (The kernel's optional
  * syscall-mismatch signal arrives with rip after the syscall instruction.) */
 static bool after_syscall(const uint8_t *rip)

@@ -353,6 +353,31 @@ NOINLINE void plant_underflow_short_read(void)
 	(void)sum;
 }
 
+/* Heartbleed's shape: a copy that reads past the end of a heap block. */
+NOINLINE void plant_memcpy_read(void)
+{
+	char *p = malloc(10), out[20];
+
+	memset(p, 'h', 10);
+	note(p, 10, p + 10);
+	memcpy(out, p, ok ? 10 : 20);
+	printf("memcpy_read %c\n", out[9]);
+	free(p);
+}
+
+/* strlen() of a heap buffer with no terminator in it. */
+NOINLINE void plant_strlen_read(void)
+{
+	char *p = malloc(16);
+
+	memset(p, 'u', 16);
+	if (ok)
+		p[15] = 0;
+	note(p, 16, p + 16);
+	printf("strlen_read %s\n", strlen(p) >= 15 ? "long" : "short");
+	free(p);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -380,6 +405,8 @@ static const struct {
 	{ "overflow_realloc", plant_overflow_realloc },
 	{ "underflow_short", plant_underflow_short },
 	{ "underflow_short_read", plant_underflow_short_read },
+	{ "memcpy_read", plant_memcpy_read },
+	{ "strlen_read", plant_strlen_read },
 };
 
 int main(int argc, char **argv)
