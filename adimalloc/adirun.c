@@ -45,6 +45,7 @@ static const char usage[] =
 	{ syntax, meaning },
 static const char *const options_help[][2] = {
 	{ AM_MODE_SYNTAX, AM_MODE_MEANING },
+	{ AM_LOG_PATH_SYNTAX, AM_LOG_PATH_MEANING },
 	AM_OPTIONS(AM_OPTION_HELP)
 };
 

@@ -42,6 +42,7 @@ struct slot {
 	uint8_t version;		/* of the (last) allocation; 0: never */
 	uint8_t pad;			/* version of uncovered blocks, 0: none */
 	uint8_t fversion;		/* version of the whole slot while free */
+	uint8_t api;			/* enum am_api */
 	uint32_t alloc_stack, free_stack;
 	pid_t alloc_tid, free_tid;
 	uint32_t next_free;
@@ -59,7 +60,7 @@ struct slab {
 struct large {
 	uintptr_t map, start;
 	size_t map_len, size;
-	uint8_t state, version, fence;
+	uint8_t state, version, fence, api;
 	uint32_t alloc_stack, free_stack;
 	pid_t alloc_tid, free_tid;
 	struct large *next;		/* bucket chain, or free list */
@@ -390,6 +391,7 @@ static void *alloc_small(size_t size, size_t align, int cls, uint32_t stack,
 	sl->pad = (uint8_t)pad;
 	sl->alloc_stack = stack;
 	sl->alloc_tid = tid;
+	sl->api = AM_API_MALLOC;
 	sl->free_stack = 0;
 	sl->free_tid = 0;
 	account_requested((long)size);
@@ -501,6 +503,7 @@ static void slot_chunk(struct slab *s, uint32_t idx, struct am_chunk *c)
 	c->alloc_tid = sl->alloc_tid;
 	c->free_tid = sl->free_tid;
 	c->large = false;
+	c->api = sl->api;
 }
 
 static void large_chunk(struct large *lg, struct am_chunk *c)
@@ -514,6 +517,7 @@ static void large_chunk(struct large *lg, struct am_chunk *c)
 	c->alloc_tid = lg->alloc_tid;
 	c->free_tid = lg->free_tid;
 	c->large = true;
+	c->api = lg->api;
 }
 
 static struct large *large_exact(uintptr_t p)
@@ -764,6 +768,17 @@ static void free_large(uintptr_t p, uint32_t stack, pid_t tid)
 		}
 	}
 	quarantine(NULL, 0, lg, lg->map_len);
+}
+
+void am_heap_set_api(uintptr_t p, enum am_api api)
+{
+	struct slab *s = slab_of(p);
+	struct large *lg;
+
+	if (s)
+		s->slots[(p - s->base) / s->slot_size].api = (uint8_t)api;
+	else if ((lg = large_exact(p)))
+		lg->api = (uint8_t)api;
 }
 
 /* @p was checked by the caller: the exact, live, right-version pointer. */

@@ -74,6 +74,9 @@ void am_options_parse(const char *s);
 /* AM_RETIRED: freed, but its versions could not be changed: never reused. */
 enum am_state { AM_FREE, AM_LIVE, AM_QUARANTINED, AM_RETIRED };
 
+/* Which family allocated a block, so that the matching one frees it. */
+enum am_api { AM_API_MALLOC, AM_API_NEW, AM_API_NEW_ARRAY };
+
 /* What the report code needs to know about one allocation. */
 struct am_chunk {
 	uintptr_t start;		/* untagged user address */
@@ -83,6 +86,7 @@ struct am_chunk {
 	uint32_t alloc_stack, free_stack;
 	pid_t alloc_tid, free_tid;
 	bool large;
+	uint8_t api;			/* enum am_api: how it was allocated */
 };
 
 /*
@@ -131,6 +135,9 @@ bool am_heap_find_containing(uintptr_t addr, struct am_chunk *c);
 /* Nearest allocation to @addr whose pointer version is @v (live or not). */
 bool am_heap_find_nearest(uintptr_t addr, unsigned int v, struct am_chunk *c);
 void am_heap_free(uintptr_t p, uint32_t stack, pid_t tid);
+/* Record which family allocated the live block at @p (am_heap_alloc()
+ * says malloc). */
+void am_heap_set_api(uintptr_t p, enum am_api api);
 void am_heap_stats(size_t *mapped, size_t *peak_mapped, size_t *requested,
 		   size_t *peak_requested);
 
@@ -153,6 +160,9 @@ void am_slack_fill(uintptr_t start, size_t size);
 bool am_slack_check(const struct am_chunk *c, struct am_slack_damage *d);
 
 /* ---- report.c ---- */
+/* "malloc", "operator new", "operator new []"; "free", "operator delete"... */
+const char *am_api_alloc_name(enum am_api api);
+const char *am_api_free_name(enum am_api api);
 void am_report_init(void);
 /* Allocator misuse found in free/realloc: prints and exits (or returns). */
 void am_report_bad_free(const char *kind, const char *fn, const void *p,
@@ -170,6 +180,17 @@ void am_report_slack(const char *fn, const void *p, const struct am_chunk *c,
  */
 void am_report_libc(const char *fn, bool write, const void *p, size_t len,
 		    uintptr_t bad, const struct am_chunk *c);
+
+/* ---- malloc.c, for new_delete.c ---- */
+/* An allocation of @api's family, sampled or not as malloc's; NULL if none. */
+void *am_alloc(size_t size, size_t align, enum am_api api);
+/* Free @p, which @fn (of @api's family) was given. */
+void am_dealloc(void *p, enum am_api api, const char *fn);
+
+/* ---- new_delete.c ---- */
+/* The family malloc() records: operator new's while libstdc++'s operator
+ * new, called to throw for us, asks malloc() again; else malloc's. */
+enum am_api am_current_alloc_api(void);
 
 /* ---- libc_check.c ---- */
 /* Find the C library's mem/str functions (after the heap is up). */

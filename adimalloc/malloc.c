@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -130,7 +131,7 @@ static bool sampled(void)
 	return tl_rng % am_opt.sample == 0;
 }
 
-static void *our_alloc(size_t size, size_t align)
+static void *our_alloc(size_t size, size_t align, enum am_api api)
 {
 	uintptr_t pcs[AM_STACK_MAX];
 	int n = am_stack_capture(pcs, am_opt.stack);
@@ -139,6 +140,8 @@ static void *our_alloc(size_t size, size_t align)
 
 	am_heap_lock();
 	p = am_heap_alloc(size, align, am_stack_save(pcs, n), tid);
+	if (p && api != AM_API_MALLOC)
+		am_heap_set_api(am_strip(p), api);
 	am_heap_unlock();
 	if (!p)
 		errno = ENOMEM;
@@ -149,9 +152,14 @@ static void *our_alloc(size_t size, size_t align)
 
 static void *any_alloc(size_t size, size_t align)
 {
+	return am_alloc(size, align, am_current_alloc_api());
+}
+
+void *am_alloc(size_t size, size_t align, enum am_api api)
+{
 	am_ensure_init();
 	if (sampled())
-		return our_alloc(size, align);
+		return our_alloc(size, align, api);
 	return align <= 16 ? __libc_malloc(size) : __libc_memalign(align, size);
 }
 
@@ -237,11 +245,24 @@ static bool free_judged(const void *p, const struct am_chunk *c,
 	return damaged;
 }
 
+/* Heap lock not held: a block freed by another family than its own. */
+static void report_mismatch(const char *fn, const void *p, const struct am_chunk *c,
+			    enum am_api api)
+{
+	char kind[96];
+
+	snprintf(kind, sizeof(kind), "alloc-dealloc-mismatch (%s vs %s)",
+		 am_api_alloc_name(c->api), am_api_free_name(api));
+	am_report_bad_free(kind, fn, p, c);
+}
+
 /*
- * Validate and free @p under one hold of the heap lock, so that no other
- * thread frees it in between; a refused free is reported after unlocking.
+ * Validate and free @p, given to @fn of @api's family, under one hold of
+ * the heap lock, so that no other thread frees it in between; a refused
+ * free is reported after unlocking.  A block of another family is freed
+ * all the same (as AddressSanitizer does) and reported.
  */
-static void our_free(void *p, const char *fn)
+static void our_free(void *p, const char *fn, enum am_api api)
 {
 	struct am_slack_damage damage;
 	bool damaged = false;
@@ -256,6 +277,8 @@ static void our_free(void *p, const char *fn)
 		damaged = free_judged(p, &c, &site, &damage);
 	am_heap_unlock();
 	report_free(v, fn, p, &c);
+	if (v == FREE_OK && c.api != api)
+		report_mismatch(fn, p, &c, api);
 	if (damaged)
 		am_report_slack(fn, p, &c, &damage, site.pcs, site.n);
 }
@@ -267,15 +290,20 @@ void *malloc(size_t size)
 
 void free(void *p)
 {
+	am_dealloc(p, AM_API_MALLOC, "free");
+}
+
+void am_dealloc(void *p, enum am_api api, const char *fn)
+{
 	if (!p)
 		return;
 	am_ensure_init();
 	if (ours(p))
-		our_free(p, "free");
+		our_free(p, fn, api);
 	else if (am_opt.sample > 1)
 		__libc_free(p);
 	else
-		am_report_bad_free("invalid-free", "free", p, NULL);
+		am_report_bad_free("invalid-free", fn, p, NULL);
 }
 
 void *calloc(size_t n, size_t size)
@@ -290,7 +318,7 @@ void *calloc(size_t n, size_t size)
 	am_ensure_init();
 	if (!sampled())
 		return __libc_calloc(n, size);
-	p = our_alloc(total, 16);
+	p = our_alloc(total, 16, AM_API_MALLOC);
 	if (p)		/* reused slots hold old data; write through the plain address */
 		memset((void *)am_strip(p), 0, total);
 	return p;
@@ -327,7 +355,7 @@ void *realloc(void *p, size_t size)
 		return NULL;
 	}
 	if (size == 0) {	/* glibc frees and returns NULL */
-		our_free(p, "realloc");
+		our_free(p, "realloc", AM_API_MALLOC);
 		return NULL;
 	}
 	/*
@@ -336,7 +364,7 @@ void *realloc(void *p, size_t size)
 	 * new block comes first, so that the old one is judged, copied and
 	 * freed under one hold of the lock.
 	 */
-	q = our_alloc(size, 16);
+	q = our_alloc(size, 16, AM_API_MALLOC);
 	capture_free_site(&site);
 	am_heap_lock();
 	v = judge_free(p, &c);
@@ -351,6 +379,8 @@ void *realloc(void *p, size_t size)
 	}
 	am_heap_unlock();
 	report_free(v, "realloc", p, &c);
+	if (v == FREE_OK && c.api != AM_API_MALLOC)
+		report_mismatch("realloc", p, &c, AM_API_MALLOC);
 	if (damaged)
 		am_report_slack("realloc", p, &c, &damage, site.pcs, site.n);
 	return q;

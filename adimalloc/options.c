@@ -20,7 +20,8 @@ struct am_options am_opt = {
 };
 
 #define AM_OPTION_KNOWN(name, type, def, min, max, suffix, syntax, ...) ", " syntax
-static const char known[] = AM_MODE_SYNTAX AM_OPTIONS(AM_OPTION_KNOWN);
+static const char known[] = AM_MODE_SYNTAX ", " AM_LOG_PATH_SYNTAX
+	AM_OPTIONS(AM_OPTION_KNOWN);
 
 /* @expect: what a value should look like, or NULL. */
 static void __attribute__((noreturn)) bad(const char *what, const char *item,
@@ -100,6 +101,13 @@ static void parse_one(const char *item, size_t len)
 			am_opt.sample = am_opt.sample > 1 ? am_opt.sample : AM_DEFAULT_SAMPLE;
 		else
 			bad("malformed value", item, len, AM_MODE_SYNTAX);
+		return;
+	}
+	if (is(item, nlen, "log_path")) {
+		if (!vlen || vlen >= AM_LOG_PATH_MAX)
+			bad("malformed value", item, len, AM_LOG_PATH_SYNTAX
+			    ", PATH of 1 to 255 bytes");
+		am_log_set_path(v, vlen);
 		return;
 	}
 	for (i = 0; i < sizeof(numeric) / sizeof(numeric[0]); i++) {

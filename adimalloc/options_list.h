@@ -29,6 +29,9 @@
 /* mode= is not a number: it sets sample (options.c). */
 #define AM_MODE_SYNTAX	"mode=full|sample"
 #define AM_MODE_MEANING	"sample alone: sample=" AM_STR(AM_DEFAULT_SAMPLE)
+/* log_path= is a path, not a number (options.c, log.c). */
+#define AM_LOG_PATH_SYNTAX	"log_path=PATH"
+#define AM_LOG_PATH_MEANING	"reports to PATH.PID (no ',' or ':')"
 
 #define AM_OPTIONS(X)							\
 	X(sample, unsigned long, 1, 1, 1000000000UL, false,		\

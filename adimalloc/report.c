@@ -30,6 +30,26 @@ static void print_stack_id(const char *what, pid_t tid, uint32_t id)
 	am_stack_print(pcs, n);
 }
 
+const char *am_api_alloc_name(enum am_api api)
+{
+	static const char *const name[] = {
+		[AM_API_MALLOC] = "malloc", [AM_API_NEW] = "operator new",
+		[AM_API_NEW_ARRAY] = "operator new []",
+	};
+
+	return name[api];
+}
+
+const char *am_api_free_name(enum am_api api)
+{
+	static const char *const name[] = {
+		[AM_API_MALLOC] = "free", [AM_API_NEW] = "operator delete",
+		[AM_API_NEW_ARRAY] = "operator delete []",
+	};
+
+	return name[api];
+}
+
 static void print_chunk(uintptr_t addr, const struct am_chunk *c)
 {
 	const char *where;
@@ -50,6 +70,8 @@ static void print_chunk(uintptr_t addr, const struct am_chunk *c)
 		  (unsigned long)am_tag(c->start, c->version),
 		  (unsigned long)am_tag(c->start + c->size, c->version),
 		  c->state == AM_LIVE ? "" : ", freed");
+	if (c->api != AM_API_MALLOC)
+		am_printf("the region was allocated with %s\n", am_api_alloc_name(c->api));
 	if (c->state != AM_LIVE)
 		print_stack_id("freed", c->free_tid, c->free_stack);
 	print_stack_id(c->state == AM_LIVE ? "allocated" : "previously allocated",

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * C++ through adimalloc: new/delete reach malloc/free.
- *   bugs_cxx overflow | uaf | ok
+ * C++ through adimalloc: operator new/delete are adimalloc's.
+ *   bugs_cxx overflow | uaf | new_array_delete | new_free | malloc_delete
+ *            [ok]
+ * The mismatches are called through volatile pointers so that the
+ * compiler, which sees them, still emits them.
  */
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
@@ -39,6 +43,52 @@ __attribute__((noinline)) void cxx_uaf(bool ok)
 		delete m;
 }
 
+static void (*volatile free_fn)(void *) = std::free;
+
+__attribute__((noinline)) void cxx_new_array_delete(bool ok)
+{
+	int *a = new int[4];
+
+	a[0] = 4;
+	std::fprintf(stderr, "bug: ptr=%p size=16 at=%p\n", (void *)a, (void *)a);
+	std::printf("new_array_delete %d\n", a[0]);
+	if (ok) {
+		delete[] a;
+	} else {
+		int *volatile p = a;
+
+		delete p;	/* delete of a new[] block */
+	}
+}
+
+__attribute__((noinline)) void cxx_new_free(bool ok)
+{
+	long *n = new long(5);
+
+	std::fprintf(stderr, "bug: ptr=%p size=8 at=%p\n", (void *)n, (void *)n);
+	std::printf("new_free %ld\n", *n);
+	if (ok)
+		delete n;
+	else
+		free_fn(n);
+}
+
+__attribute__((noinline)) void cxx_malloc_delete(bool ok)
+{
+	long *m = static_cast<long *>(std::malloc(sizeof(long)));
+
+	*m = 6;
+	std::fprintf(stderr, "bug: ptr=%p size=8 at=%p\n", (void *)m, (void *)m);
+	std::printf("malloc_delete %ld\n", *m);
+	if (ok) {
+		free_fn(m);
+	} else {
+		long *volatile p = m;
+
+		delete p;
+	}
+}
+
 static void containers()
 {
 	std::vector<std::string> v;
@@ -63,6 +113,12 @@ int main(int argc, char **argv)
 		cxx_overflow(ok);
 	else if (!std::strcmp(what, "uaf"))
 		cxx_uaf(ok);
+	else if (!std::strcmp(what, "new_array_delete"))
+		cxx_new_array_delete(ok);
+	else if (!std::strcmp(what, "new_free"))
+		cxx_new_free(ok);
+	else if (!std::strcmp(what, "malloc_delete"))
+		cxx_malloc_delete(ok);
 	else
 		containers();
 	return 0;
