@@ -19,6 +19,7 @@
  *      no function that runs a refused class, and libadi sees its choice
  * then "N passed, N failed" on a line of its own.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +137,10 @@ static const char *cpu_str(const struct measure *m, char *buf, size_t n)
 	k = strlen(buf);
 	if (m->mask_note)
 		k += snprintf(buf + k, n - k, " (all-ones mask; the size depends on the mask)");
+	if (m->mask_measured && m->size_mask1)
+		k += snprintf(buf + k, n - k, ", %u B with element 0 alone", m->size_mask1);
+	if (m->mask_measured)
+		k += snprintf(buf + k, n - k, ", %s with none", m->mask0_accesses ? "an access" : "no access");
 	if (m->below)
 		k += snprintf(buf + k, n - k, " (and bytes below the address)");
 	if (!m->traps_versioned)
@@ -148,12 +153,70 @@ static void counts_str(const struct cls *c, char *buf, size_t n)
 	snprintf(buf, n, "selected %u, variants %u, rest of libc %u", c->n[0], c->n[1], c->n[2]);
 }
 
+/*
+ * The displacement objdump prints for the example ("-0x40(%rsi,...)"):
+ * an independent decoder's reading of an EVEX disp8*N.  False when the
+ * text has no memory operand.
+ */
+static bool text_displacement(const char *text, long *disp)
+{
+	const char *paren = strstr(text, "(%"), *p = paren;
+
+	if (!paren)
+		return false;
+	while (p > text && (isxdigit((unsigned char)p[-1]) || p[-1] == 'x' || p[-1] == '-'))
+		p--;
+	*disp = p == paren ? 0 : strtol(p, NULL, 0);
+	return true;
+}
+
+/* What the classifier claims of EVEX operands: "; k1 selects 1 B elements; disp8*64". */
+static void evex_claim_str(const struct adi_mem_op *op, char *buf, size_t n)
+{
+	size_t k = 0;
+
+	buf[0] = 0;
+	if (op->mask_reg && op->mask_elem)
+		k += snprintf(buf + k, n - k, ", k%u selects %u B elements", op->mask_reg,
+			      op->mask_elem);
+	else if (op->mask_reg)
+		k += snprintf(buf + k, n - k, ", whole whatever k%u", op->mask_reg);
+	if (op->disp8_scale > 1)
+		snprintf(buf + k, n - k, ", disp8*%u", op->disp8_scale);
+}
+
+/* EVEX: the opmask and disp8*N claims against the CPU and objdump. */
+static size_t evex_problems(const struct cls *c, struct insn *insn, char *buf, size_t n)
+{
+	const struct measure *m = &c->m;
+	unsigned int want1 = c->op.mask_elem ? c->op.mask_elem : c->op.size;
+	size_t k = 0;
+	long disp;
+
+	if (m->mask_measured && !c->op.mask_reg)
+		k += snprintf(buf + k, n - k, "; masked, but no mask_reg claimed");
+	if (m->mask_measured && m->size_mask1 && m->size_mask1 != want1)
+		k += snprintf(buf + k, n - k,
+			      "; with element 0 alone the CPU accesses %u B, the check covers %u",
+			      m->size_mask1, want1);
+	if (m->mask_measured && c->op.mask_elem && m->mask0_accesses)
+		k += snprintf(buf + k, n - k,
+			      "; with no element selected the CPU accesses memory, the kernel checks none");
+	if (insn->vex_prefix.nbytes == 4 && insn->displacement.nbytes == 1 &&
+	    text_displacement(c->text, &disp) &&
+	    (long)insn->displacement.value * (c->op.disp8_scale ? c->op.disp8_scale : 1) != disp)
+		k += snprintf(buf + k, n - k, "; disp8 %d * %u, objdump says %ld",
+			      insn->displacement.value, c->op.disp8_scale ? c->op.disp8_scale : 1,
+			      disp);
+	return k;
+}
+
 /* Part 1: a class the classifier supports. */
 static void check_supported(struct cls *c)
 {
 	const struct measure *m = &c->m;
 	struct insn insn;
-	char claim[64], cpu[200], counts[96], problems[400] = "", a[100], b[100];
+	char claim[128], cpu[260], counts[96], problems[600] = "", a[100], b[100];
 	uint16_t claim_w, claim_r64, keeps, mask = ~((1 << 4) | (1 << 6));
 	size_t k = 0;
 
@@ -161,6 +224,7 @@ static void check_supported(struct cls *c)
 	claim_w = c->op.implicit_writes | (c->op.writes_reg ? 1 << encoding_modrm_reg(&insn) : 0);
 	claim_r64 = c->op.implicit_reads64 | (c->op.reads_reg64 ? 1 << encoding_modrm_reg(&insn) : 0);
 	dir_str(claim, sizeof(claim), c->op.size, c->op.read, c->op.write);
+	evex_claim_str(&c->op, claim + strlen(claim), sizeof(claim) - strlen(claim));
 	cpu_str(m, cpu, sizeof(cpu));
 	counts_str(c, counts, sizeof(counts));
 
@@ -190,6 +254,7 @@ static void check_supported(struct cls *c)
 		if (m->below)
 			k += snprintf(problems + k, sizeof(problems) - k,
 				      "; it also touches bytes below the address");
+		k += evex_problems(c, &insn, problems + k, sizeof(problems) - k);
 	}
 	/*
 	 * After a step the kernel gives the address register its version

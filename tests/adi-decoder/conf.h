@@ -83,6 +83,8 @@ void class_label(const struct class_key *key, char *buf, size_t n);
 const char *encoding_skip_reason(struct insn *insn);
 /* Why its access depends on more than the encoding (noted, still run), or NULL. */
 const char *encoding_mask_note(struct insn *insn);
+/* EVEX with an opmask (aaa, k1-k7) that is not compress/expand. */
+bool encoding_is_masked(struct insn *insn);
 bool encoding_is_branch(struct insn *insn);	/* call/jmp through memory */
 
 /*
@@ -117,6 +119,10 @@ struct measure {
 	bool read_seen;		/* its results depend on the memory's old value */
 	bool mask_note;		/* size measured with all-ones EVEX masks */
 	unsigned int size;	/* bytes from the operand address on */
+	/* An EVEX form with an opmask (encoding_is_masked()), also run with: */
+	bool mask_measured;
+	unsigned int size_mask1;	/* only element 0 selected (0: aligned form, not measured) */
+	bool mask0_accesses;	/* no element selected: touches memory all the same */
 	uint16_t gpr_changed;	/* GPRs it changed */
 	uint16_t gpr_top_changed;	/* ... and those whose bits 63:60 it replaced */
 	uint16_t gpr_top_used;	/* GPRs whose bits 63:60 changed a result */

@@ -177,16 +177,25 @@ const char *encoding_skip_reason(struct insn *insn)
 	return NULL;
 }
 
-const char *encoding_mask_note(struct insn *insn)
+/* vpcompress/vpexpand: the bytes accessed are the mask's popcount. */
+static bool is_compress_expand(struct insn *insn)
 {
 	uint8_t op = opcode_last(insn);
 
-	if (!is_evex(insn))
-		return NULL;
-	if (opcode_map(insn) == 2 && (op == 0x8a || op == 0x8b || op == 0x62 ||
-				      op == 0x63 || op == 0x88 || op == 0x89))
+	return is_evex(insn) && opcode_map(insn) == 2 &&
+	       (op == 0x8a || op == 0x8b || op == 0x62 || op == 0x63 || op == 0x88 || op == 0x89);
+}
+
+bool encoding_is_masked(struct insn *insn)
+{
+	return is_evex(insn) && !is_compress_expand(insn) && (insn->vex_prefix.bytes[3] & 7);
+}
+
+const char *encoding_mask_note(struct insn *insn)
+{
+	if (is_compress_expand(insn))
 		return "compress/expand: the bytes accessed are the mask's popcount";
-	if (insn->vex_prefix.bytes[3] & 7)
+	if (encoding_is_masked(insn))
 		return "masked: the bytes accessed depend on the mask";
 	return NULL;
 }

@@ -470,6 +470,70 @@ static void measure_data(struct child *c, uint8_t codes[3][16], int *lens,
 	free(flip.xsave);
 }
 
+/*
+ * The extent of the access from the operand address: the first k for
+ * which (%rsi) = G3 - k runs without touching G3.  *@aligned: some k was
+ * refused with #GP (an aligned form).  0 when it failed (m->why says why).
+ */
+static unsigned int size_scan(struct child *c, const uint8_t *code, int len,
+			      uint64_t *gpr, struct measure *m, bool *aligned)
+{
+	enum outcome o;
+	unsigned int k;
+
+	*aligned = false;
+	for (k = 1; k <= MAX_SCAN; k++) {
+		o = run(c, code, len, gpr, (uint64_t)c->g3 - k, NULL);
+		if (o == R_DONE || o == R_DE)
+			return k;
+		if (o == R_GP) {
+			*aligned = true;	/* misaligned for an aligned form */
+			continue;
+		}
+		if (o != R_PF || !in_range(c->fault.addr, c->g3, c->g3 + PAGE)) {
+			failed(m, "unexpected fault while sizing the access", c);
+			return 0;
+		}
+	}
+	failed(m, "faults at every distance from the guard page", c);
+	return 0;
+}
+
+/* Every opmask register, k0-k7, of the starting state set to @v. */
+static void set_opmasks(struct child *c, uint64_t v)
+{
+	unsigned int off, size, j;
+
+	if (!(stub_ctx.rfbm & (1UL << 5)))
+		return;
+	component(5, &off, &size);
+	for (j = 0; j + 8 <= size; j += 8)
+		memcpy(c->xin + off + j, &v, 8);
+}
+
+/*
+ * An EVEX form with an opmask: with only element 0 selected, how much
+ * does it access (not measurable for an aligned form: the scan's other
+ * addresses are misaligned), and with no element selected, does it
+ * access memory at all?  The kernel checks only the selected elements.
+ */
+static void measure_masks(struct child *c, const uint8_t *code, int len,
+			  uint64_t *gpr, struct measure *m, bool aligned)
+{
+	struct measure scratch = *m;
+	enum outcome o;
+	bool unused;
+
+	set_opmasks(c, 1);
+	if (!aligned)
+		m->size_mask1 = size_scan(c, code, len, gpr, &scratch, &unused);
+	set_opmasks(c, 0);
+	o = run(c, code, len, gpr, (uint64_t)c->g3, NULL);
+	m->mask0_accesses = o != R_DONE && o != R_DE;
+	set_opmasks(c, ~0ULL);
+	m->mask_measured = true;
+}
+
 static void measure_child(struct child *c, struct insn *insn, const uint8_t *raw,
 			  struct measure *m)
 {
@@ -477,7 +541,7 @@ static void measure_child(struct child *c, struct insn *insn, const uint8_t *raw
 	int lens[3], ncodes = 1;
 	uint64_t gpr[16], seed = 0;
 	enum outcome o;
-	unsigned int k;
+	bool aligned;
 	int i;
 
 	lens[0] = encoding_rebase(insn, raw, -1, codes[0]);
@@ -518,22 +582,11 @@ static void measure_child(struct child *c, struct insn *insn, const uint8_t *raw
 	}
 	m->accesses = true;
 
-	for (k = 1; k <= MAX_SCAN; k++) {
-		o = run(c, codes[0], lens[0], gpr, (uint64_t)c->g3 - k, NULL);
-		if (o == R_DONE || o == R_DE)
-			break;
-		if (o == R_GP)
-			continue;	/* misaligned for an aligned form */
-		if (o != R_PF || !in_range(c->fault.addr, c->g3, c->g3 + PAGE)) {
-			failed(m, "unexpected fault while sizing the access", c);
-			return;
-		}
-	}
-	if (k > MAX_SCAN) {
-		failed(m, "faults at every distance from the guard page", c);
+	m->size = size_scan(c, codes[0], lens[0], gpr, m, &aligned);
+	if (!m->size)
 		return;
-	}
-	m->size = k;
+	if (encoding_is_masked(insn))
+		measure_masks(c, codes[0], lens[0], gpr, m, aligned);
 
 	o = run(c, codes[0], lens[0], gpr, (uint64_t)c->d1, NULL);
 	m->below = o == R_PF && in_range(c->fault.addr, c->g0, c->d1);

@@ -236,6 +236,47 @@ static void test_set_get(void)
 	tap_ok(adi_get_version(p + 4096 + 128) == 2, "set takes a versioned address");
 }
 
+/*
+ * The common case takes no lock: a load through a matching pointer into
+ * a resident page of an ADI mapping is decided without mmap_lock and
+ * counted in "lockless"; a mismatch goes the locked way and is reported.
+ */
+static void test_lockless(void)
+{
+	const long loads = 200;
+	char *p = adi_map(4096);
+	volatile uint64_t *good = adi_make_ptr(p, 5), *bad = adi_make_ptr(p, 6);
+	volatile uint64_t value = 0;
+	long checks, lockless;
+	int i;
+
+	if (adi_counter("checks") < 0) {
+		tap_skip("no /sys/kernel/debug/adi/checks (debugfs not mounted)",
+			 "lockless: matching loads decided without mmap_lock");
+		return;
+	}
+	must_set_version(p, 4096, 5);
+	((uint64_t *)p)[0] = 3;			/* resident, written once */
+	checks = adi_counter("checks");
+	lockless = adi_counter("lockless");
+	for (i = 0; i < loads; i++)
+		value += *good;
+	checks = adi_counter("checks") - checks;
+	lockless = lockless < 0 ? -1 : adi_counter("lockless") - lockless;
+	tap_eq_long(checks, loads, "lockless: each matching load is one check");
+	tap_ok(lockless >= loads - loads / 20,
+	       "lockless: matching loads into a resident page decided without mmap_lock "
+	       "(got %ld of %ld, want >= %ld; -1: no counter)", lockless, loads, loads - loads / 20);
+	tap_eq_long(value, 3 * loads, "lockless: and read the data");
+
+	lockless = adi_counter("lockless");
+	TRY(value = *bad);
+	tap_ok(is_adi_perr((void *)bad),
+	       "lockless: a mismatch is still reported (code %d, want %d)", caught.code, SEGV_ADIPERR);
+	tap_eq_long(adi_counter("lockless") - lockless, 0,
+		    "lockless: a mismatch is not decided without the lock");
+}
+
 static void test_load_store(void)
 {
 	char *p = adi_map(4096);
@@ -358,6 +399,7 @@ int main(int argc, char **argv)
 	tap_group("not-adi-memory", test_not_adi_memory);
 	tap_group("set-get", test_set_get);
 	tap_group("load-store", test_load_store);
+	tap_group("lockless", test_lockless);
 	tap_group("untagged", test_untagged_and_non_adi);
 	tap_group("precise-inherit", test_precise_inherit);
 	return tap_done();

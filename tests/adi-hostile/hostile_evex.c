@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The checker decodes the faulting instruction again from user memory, so
+ * a second thread can rewrite it between the #GP and the decoding.  That
+ * is the one way a program on a CPU without AVX-512 (QEMU's TCG) can make
+ * the kernel check an EVEX access: such a CPU raises #UD for EVEX before
+ * any #GP.  Here thread A calls a one-instruction function, a load
+ * through a matching versioned pointer, while thread B swaps that
+ * instruction, eight bytes at a time, for two EVEX loads of the same
+ * length: a masked one (vmovdqu8 (%rax),%zmm0{%k1}) and a whole one
+ * (vmovdqu64 (%rax),%zmm0).
+ *
+ * Wanted: the masked form, whose opmask the kernel cannot read on a CPU
+ * without opmask state, is refused with a plain SIGSEGV (SI_KERNEL), no
+ * WARNING in the kernel log (the runner fails the suite on one); the
+ * whole form is checked and stepped (the CPU then raises #UD: SIGILL);
+ * every load that completes reads the right value; no SIGTRAP (a step
+ * left behind); the process ends in time.  The count of refusals shows
+ * that the rewrite won the race at all.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+
+#include "hostile.h"
+
+#define VER	9
+#define DATA	0x1122334455667788ULL
+#define LIMIT_MS 20000
+
+/* Eight bytes each: the instruction, ret, int3; stored with one 8-byte write. */
+static const uint8_t form_mov[8] = { 0x48, 0x8b, 0x18, 0x0f, 0x1f, 0x00, 0xc3, 0xcc };
+static const uint8_t form_masked[8] = { 0x62, 0xf1, 0x7f, 0x49, 0x6f, 0x00, 0xc3, 0xcc };
+static const uint8_t form_whole[8] = { 0x62, 0xf1, 0xfe, 0x48, 0x6f, 0x00, 0xc3, 0xcc };
+
+struct evex_result {
+	long completed, wrong_value;
+	long segv_kernel, segv_other, sigill, sigtrap, other;
+	int last_segv_code, other_signo;
+	long swaps;
+};
+
+static struct evex_result *res;
+static uint64_t *code;		/* the function: one 8-byte slot */
+static uint64_t *data;		/* ADI memory, version VER */
+static volatile int stop;
+static sigjmp_buf jump_back;
+
+static void on_signal(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	if (sig == SIGSEGV && si->si_code == SI_KERNEL) {
+		res->segv_kernel++;
+	} else if (sig == SIGSEGV) {
+		res->segv_other++;
+		res->last_segv_code = si->si_code;
+	} else if (sig == SIGILL) {
+		res->sigill++;
+	} else if (sig == SIGTRAP) {
+		res->sigtrap++;
+	} else {
+		res->other++;
+		res->other_signo = sig;
+	}
+	siglongjmp(jump_back, 1);
+}
+
+static uint64_t as_word(const uint8_t b[8])
+{
+	uint64_t w;
+
+	memcpy(&w, b, 8);
+	return w;
+}
+
+static void *swapper(void *arg)
+{
+	const uint64_t order[4] = { as_word(form_mov), as_word(form_masked),
+				    as_word(form_mov), as_word(form_whole) };
+	unsigned int i = 0;
+
+	(void)arg;
+	while (!stop) {
+		__atomic_store_n(code, order[i++ & 3], __ATOMIC_RELAXED);
+		res->swaps++;
+	}
+	__atomic_store_n(code, as_word(form_mov), __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Call the slot with rax = the versioned pointer; rbx is what it loaded. */
+static uint64_t call_slot(void *vptr)
+{
+	uint64_t rbx = 0;
+
+	__asm__ volatile("sub $128, %%rsp\n\tcall *%[fn]\n\tadd $128, %%rsp"
+			 : "+b"(rbx) : [fn] "r"(code), "a"(vptr)
+			 : "memory", "cc", "xmm0");
+	return rbx;
+}
+
+static void race_child(void *arg)
+{
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO | SA_NODEFER };
+	void *vptr = adi_make_ptr(data, VER);
+	long long end = now_ms() + *(long *)arg * 1000;
+	pthread_t t;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
+	sigaction(SIGTRAP, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	if (pthread_create(&t, NULL, swapper, NULL))
+		_exit(5);
+	while (now_ms() < end) {
+		uint64_t got;
+
+		hb_beat("call the slot");
+		if (sigsetjmp(jump_back, 1))
+			continue;
+		got = call_slot(vptr);
+		res->completed++;
+		if (got != DATA)
+			res->wrong_value++;
+	}
+	stop = 1;
+	pthread_join(t, NULL);
+}
+
+static void test_evex_rewrite(void)
+{
+	const char *what = "evex-rewrite";
+	long seconds = hostile_seconds(3, 60);
+	struct bounded r;
+
+	res = hostile_shared(sizeof(*res));
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	data = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_ADI,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (code == MAP_FAILED || data == MAP_FAILED || adi_set_version(data, 4096, VER)) {
+		tap_ok(0, "%s: set-up (code page, ADI page): %s", what, strerror(errno));
+		return;
+	}
+	*data = DATA;
+	*code = as_word(form_mov);
+	run_bounded(race_child, &seconds, seconds * 1000 + LIMIT_MS * hostile_slow(), &r);
+	note_wedged(&r);
+	check_finished(what, &r, seconds * 1000 + LIMIT_MS * hostile_slow());
+	tap_diag("%s: %ld swaps, %ld loads completed, %ld refused (SIGSEGV SI_KERNEL), %ld SIGILL",
+		 what, res->swaps, res->completed, res->segv_kernel, res->sigill);
+	tap_ok(res->segv_kernel > 0,
+	       "%s: the kernel decoded a rewritten masked EVEX load and refused it "
+	       "(got %ld SIGSEGV SI_KERNEL, want > 0)", what, res->segv_kernel);
+	tap_ok(res->completed > 0 && res->wrong_value == 0,
+	       "%s: loads that completed read the block (got %ld of %ld wrong; want 0 of > 0)",
+	       what, res->wrong_value, res->completed);
+	tap_eq_long(res->segv_other, 0, "%s: no other SIGSEGV (last si_code %d)", what,
+		    res->last_segv_code);
+	tap_eq_long(res->sigtrap, 0, "%s: no SIGTRAP (a single-step left behind)", what);
+	tap_eq_long(res->other, 0, "%s: no other signal (last %d)", what, res->other_signo);
+}
+
+int main(void)
+{
+	tap_init();
+	hostile_group("evex-rewrite", test_evex_rewrite);
+	return tap_done();
+}
