@@ -22,6 +22,7 @@
 #   make distro-root    a Debian 12 root with the package installed, and its
 #                   ext4 image (build/distro/root.img)
 #   make distro-test    the ADI suites on it, booted as Debian boots
+#                   (APPEND="preempt=full": with full preemption)
 #   make distro-shell   a login on that guest
 
 SHELL := /bin/bash
@@ -74,7 +75,7 @@ distro-root: deps
 	@$(S)/distro-root.sh
 
 distro-test: deps
-	@$(S)/distro-test.sh $(SUITE)
+	@$(S)/distro-test.sh $(if $(APPEND),--append "$(APPEND)") $(SUITE)
 
 distro-shell: deps
 	@$(S)/distro-run.sh --timeout 86400 --shell
