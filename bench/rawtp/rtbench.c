@@ -127,6 +127,26 @@ static double measure(const struct source *src, double secs,
 	return n / (t - t0);
 }
 
+/*
+ * The program must run once per operation, or the rates compare nothing:
+ * no hit without a program, and at least one per operation with one.  Other
+ * tasks of the idle guest (and our own bpf() calls around the window) add a
+ * few sys_enter hits, hence the 10% allowance above.
+ */
+static int check_hits(const struct source *src, enum variant v, int round,
+		      unsigned long long got, unsigned long long ops)
+{
+	double ratio = (double)got / ops;
+	int ok = v == NONE ? got == 0 : ratio >= 1.0 && ratio <= 1.10;
+
+	if (!ok)
+		fprintf(stderr,
+			"rtbench: round %d, %s, %s: %llu program runs for %llu operations (%.3f per operation), want %s\n",
+			round, src->name, variant_name[v], got, ops, ratio,
+			v == NONE ? "0 runs" : "1.000-1.100 per operation");
+	return ok;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -154,7 +174,7 @@ int main(int argc, char **argv)
 	double rate[NSOURCES][NVARIANTS][MAX_ROUNDS], secs = 2;
 	double hitratio[NSOURCES][NVARIANTS] = { { 0 } };
 	struct rtbench *s;
-	int c, rounds = 5, r, err;
+	int c, rounds = 5, r, err, wrong_hits = 0;
 	size_t si;
 
 	while ((c = getopt_long(argc, argv, "s:r:h", longopts, NULL)) != -1) {
@@ -189,7 +209,7 @@ int main(int argc, char **argv)
 			for (int v = 0; v < NVARIANTS; v++) {
 				const struct source *src = &sources[si];
 				struct bpf_link *link = NULL;
-				unsigned long long ops;
+				unsigned long long ops, ran;
 
 				if (v != NONE) {
 					link = attach(s, src, v);
@@ -202,8 +222,9 @@ int main(int argc, char **argv)
 				}
 				reset_hits(s);
 				rate[si][v][r] = measure(src, secs, &ops);
-				/* proof the program ran once per operation */
-				hitratio[si][v] = (double)hits(s) / ops;
+				ran = hits(s);
+				hitratio[si][v] = (double)ran / ops;
+				wrong_hits += !check_hits(src, v, r + 1, ran, ops);
 				bpf_link__destroy(link);
 				printf("raw: round %d %-32s %-15s %10.0f ops/s hits/op %.3f\n",
 				       r + 1, src->name, variant_name[v], rate[si][v][r],
@@ -237,5 +258,11 @@ int main(int argc, char **argv)
 		}
 	}
 	rtbench__destroy(s);
+	if (wrong_hits) {
+		fprintf(stderr, "rtbench: %d measurement(s) where the program did not run once per operation: the table above is not a fair comparison\n",
+			wrong_hits);
+		return 1;
+	}
+	printf("\nevery measurement: the program ran once per operation (none without one)\n");
 	return 0;
 }
