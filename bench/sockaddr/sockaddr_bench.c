@@ -10,8 +10,11 @@
  *            match our connects (the map lookup misses)
  *   match    our connects go to a routed service address and are rewritten
  *
- * Setups alternate within each round, so that drift of the (TCG) machine
- * hits all of them alike; medians over the rounds are reported.
+ * The order of the setups changes from round to round ("none" first in odd
+ * rounds, last in even ones; the three attached setups rotate), so that
+ * neither drift of the (TCG) machine nor a setup's place in the round
+ * favours one of them.  Each setup is compared with "none" of the same
+ * round; the median and min-max of those paired ratios are reported.
  *
  * Usage: sockaddr_bench TOOL [ROUNDS [ITERATIONS]]   (in the guest, as root)
  */
@@ -78,24 +81,38 @@ static void join(const char *cg)
  * the bare one.  Sockets take the cgroup of the task creating them, and
  * the client socket is created anew for every connect.
  */
-static void setup(int mode, int port)
+static void attach(int port)
 {
 	char args[128];
 
-	switch (mode) {
-	case NONE:
+	run_tool("attach sa-bench --route");
+	snprintf(args, sizeof(args), "route add 127.0.0.1:%d --to 127.0.0.1:%d",
+		 VIP_PORT, port);
+	run_tool(args);
+}
+
+/* The setups of round @r in the order they run. */
+static void round_order(int r, int order[N_MODES])
+{
+	int n = 0, k;
+
+	if (r % 2 == 0)
+		order[n++] = NONE;
+	for (k = 0; k < 3; k++)
+		order[n++] = OTHER + (k + r) % 3;
+	if (r % 2)
+		order[n++] = NONE;
+}
+
+static void enter(int mode)
+{
+	if (mode == NONE) {
 		run_tool("detach --all");
 		join(CG_OTHER);
-		break;
-	case OTHER:
-		run_tool("attach sa-bench --route");
-		snprintf(args, sizeof(args), "route add 127.0.0.1:%d --to 127.0.0.1:%d",
-			 VIP_PORT, port);
-		run_tool(args);
-		break;
-	default:
+	} else if (mode == OTHER) {
+		join(CG_OTHER);
+	} else {
 		join(CG);
-		break;
 	}
 }
 
@@ -142,9 +159,37 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static double median(const double *v, int n)
+{
+	double c[MAX_ROUNDS];
+
+	memcpy(c, v, n * sizeof(*v));
+	qsort(c, n, sizeof(*c), cmp_double);
+	return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+}
+
+static double lowest(const double *v, int n)
+{
+	double lo = v[0];
+
+	while (--n > 0)
+		lo = v[n] < lo ? v[n] : lo;
+	return lo;
+}
+
+static double highest(const double *v, int n)
+{
+	double hi = v[0];
+
+	while (--n > 0)
+		hi = v[n] > hi ? v[n] : hi;
+	return hi;
+}
+
 int main(int argc, char **argv)
 {
-	static double ns[N_MODES][MAX_ROUNDS];
+	static double ns[N_MODES][MAX_ROUNDS], ratio[N_MODES][MAX_ROUNDS];
+	double mvn[MAX_ROUNDS], rmed[N_MODES];
 	struct sockaddr_in addr = { .sin_family = AF_INET };
 	int rounds = argc > 2 ? atoi(argv[2]) : 9;
 	int iters = argc > 3 ? atoi(argv[3]) : 3000;
@@ -171,30 +216,45 @@ int main(int argc, char **argv)
 	port = ntohs(addr.sin_port);
 
 	for (r = 0; r < rounds; r++) {
-		for (m = 0; m < N_MODES; m++) {
-			setup(m, port);
+		int order[N_MODES], attached = 0, k;
+
+		round_order(r, order);
+		for (k = 0; k < N_MODES; k++) {
+			m = order[k];
+			if (m != NONE && !attached) {
+				attach(port);
+				attached = 1;
+			}
+			enter(m);
 			measure(lfd, m == MATCH ? VIP_PORT : port, iters / 10 + 1);
 			ns[m][r] = measure(lfd, m == MATCH ? VIP_PORT : port, iters);
 			printf("# round %d %-8s %.0f ns\n", r + 1, mode_name[m], ns[m][r]);
 			fflush(stdout);
 		}
+		if (order[N_MODES - 1] != NONE)
+			run_tool("detach --all");
 	}
-	run_tool("detach --all");
 
 	for (m = 0; m < N_MODES; m++) {
-		qsort(ns[m], rounds, sizeof(double), cmp_double);
-		med[m] = rounds % 2 ? ns[m][rounds / 2] :
-			 (ns[m][rounds / 2 - 1] + ns[m][rounds / 2]) / 2;
+		for (r = 0; r < rounds; r++)
+			ratio[m][r] = ns[m][r] / ns[NONE][r];
+		med[m] = median(ns[m], rounds);
+		rmed[m] = median(ratio[m], rounds);
 	}
-	printf("connect+accept+close on loopback TCP, median of %d rounds x %d\n",
+	for (r = 0; r < rounds; r++)
+		mvn[r] = ns[MATCH][r] / ns[NOMATCH][r];
+	printf("connect+accept+close on loopback TCP, %d rounds x %d, order rotated\n",
 	       rounds, iters);
-	printf("| setup | us per round trip | round trips/s | vs none |\n");
+	printf("| setup | us per round trip: median (min-max) | round trips/s | vs none, per round: median (min-max) |\n");
 	printf("|---|---|---|---|\n");
 	for (m = 0; m < N_MODES; m++)
-		printf("| %s | %.1f | %.0f | %.3f |\n", mode_text[m], med[m] / 1e3,
-		       1e9 / med[m], med[m] / med[NONE]);
-	printf("match/nomatch %.3f, match/none %.3f (goal <= 1.10)\n",
-	       med[MATCH] / med[NOMATCH], med[MATCH] / med[NONE]);
+		printf("| %s | %.1f (%.1f-%.1f) | %.0f | %.3f (%.3f-%.3f) |\n",
+		       mode_text[m], med[m] / 1e3, lowest(ns[m], rounds) / 1e3,
+		       highest(ns[m], rounds) / 1e3, 1e9 / med[m], rmed[m],
+		       lowest(ratio[m], rounds), highest(ratio[m], rounds));
+	printf("match/nomatch per round %.3f (%.3f-%.3f); match/none %.3f (%.3f-%.3f); goal <= 1.10\n",
+	       median(mvn, rounds), lowest(mvn, rounds), highest(mvn, rounds),
+	       rmed[MATCH], lowest(ratio[MATCH], rounds), highest(ratio[MATCH], rounds));
 	close(lfd);
 	return 0;
 }
