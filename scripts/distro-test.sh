@@ -9,7 +9,10 @@
 #   --append ARGS   extra kernel command line for every boot, e.g.
 #                   "preempt=full" (Debian's PREEMPT_DYNAMIC kernel
 #                   switched to full preemption); a preempt=MODE there is
-#                   also checked: the boot must say "Dynamic Preempt: MODE"
+#                   also checked: the boot must say "Dynamic Preempt: MODE";
+#                   so is pti=on|off: with on the boot must say
+#                   "Kernel/User page tables isolation: enabled", with off
+#                   it must not (an unaffected CPU prints nothing then)
 #   Results in build/distro/test-results, runs in build/distro/runs/test-<suite>
 #   (with --append: test-results-<args>, runs/test-<suite>-<args>).
 set -euo pipefail
@@ -31,6 +34,20 @@ suites=("$@")
 tag=""
 [ -z "$append" ] || tag=-$(tr -c 'A-Za-z0-9\n' '-' <<<"$append")
 want_preempt=$(grep -o 'preempt=[a-z]*' <<<"$append" | tail -1 | cut -d= -f2 || true)
+want_pti=$(grep -o '\bpti=[a-z]*' <<<"$append" | tail -1 | cut -d= -f2 || true)
+case "$want_pti" in
+"") ;;
+on|off) ;;
+*) die "--append: pti=$want_pti is not checked here (pti=on or pti=off)" ;;
+esac
+
+# boot_line PATTERN RUN: the last boot-log line matching PATTERN, with
+# PATTERN's text removed ("" when the kernel never printed one).
+boot_line() {
+	local line
+	line=$(grep -Fh "$1" "$2/console.log" "$2/dmesg.log" 2>/dev/null | tail -1 | tr -d '\r' || true)
+	[ -z "$line" ] || echo "${line##*"$1"}"
+}
 
 results=$D/test-results$tag
 rm -rf "$results"
@@ -50,20 +67,37 @@ for s in "${suites[@]}"; do
 	125) verdict="not ok 1 - suite $s: guest died without a status" ;;
 	*) verdict="not ok 1 - suite $s: exited with status $rc" ;;
 	esac
-	plan=1
+	checks=("$verdict")
 	if [ -n "$want_preempt" ]; then
 		# The kernel prints its preemption model at boot.
-		got=$(grep -ho 'Dynamic Preempt: [a-z]*' "$run/console.log" "$run/dmesg.log" 2>/dev/null | tail -1 | cut -d' ' -f3 || true)
+		got=$(boot_line 'Dynamic Preempt: ' "$run" | cut -d' ' -f1)
 		if [ "$got" = "$want_preempt" ]; then
-			pverdict="ok 2 - suite $s: booted with preemption '$got'"
+			checks+=("ok - suite $s: booted with preemption '$got'")
 		else
-			pverdict="not ok 2 - suite $s: preemption: got '${got:-no Dynamic Preempt line}', want '$want_preempt'"
+			checks+=("not ok - suite $s: preemption: got '${got:-no Dynamic Preempt line}', want '$want_preempt'")
 		fi
-		plan=2
 	fi
-	{ echo "1..$plan"; echo "$verdict"; [ $plan = 1 ] || echo "$pverdict"; } >"$results/$s.guest.tap"
+	if [ -n "$want_pti" ]; then
+		# arch/x86/mm/pti.c says whether page-table isolation is on.
+		got=$(boot_line 'Kernel/User page tables isolation: ' "$run")
+		state=off
+		[ "$got" != enabled ] || state=on
+		if [ "$state" = "$want_pti" ]; then
+			checks+=("ok - suite $s: page-table isolation $state")
+		else
+			checks+=("not ok - suite $s: page-table isolation: got $state ('${got:-no isolation line}'), want $want_pti")
+		fi
+	fi
+	{
+		echo "1..${#checks[@]}"
+		n=0
+		for c in "${checks[@]}"; do
+			n=$((n + 1))
+			sed -E "s/^(not ok|ok) (1 )?- /\1 $n - /" <<<"$c"
+		done
+	} >"$results/$s.guest.tap"
 	echo "$verdict ($(( $(date +%s) - start )) s)"
-	[ $plan = 1 ] || echo "$pverdict"
+	[ ${#checks[@]} = 1 ] || printf '%s\n' "${checks[@]:1}"
 	files+=("$results/$s.tap" "$results/$s.guest.tap")
 done
 "$REPO/scripts/tap-summary.sh" "${files[@]}"
