@@ -3,7 +3,9 @@
  * rseq-abort: the kernel moves the program while a checked access is
  * being stepped (defect 7 of issue 19).
  *
- * A matching versioned load is single-stepped: the #GP handler takes the
+ * A matching versioned load that the #GP handler does not do itself (an
+ * add here: a mov would be done in the #GP, with no step for rseq to
+ * interrupt) is single-stepped: the #GP handler takes the
  * version out of the address register, sets TF and returns; the #DB after
  * the step puts the version back.  When the task is preempted on that
  * return and the load sits in an rseq critical section, rseq moves the IP
@@ -48,7 +50,7 @@ __asm__(
 	"	lea hostile_rseq_cs(%rip), %rax\n"
 	"	mov %rax, (%rsi)\n"		/* arm the section: the load alone */
 	"hostile_rseq_start:\n"
-	"	mov (%rbx), %rcx\n"		/* the checked, stepped access */
+	"	add (%rbx), %rcx\n"		/* the checked, stepped access */
 	"hostile_rseq_commit:\n"
 	"	movq $0, (%rsi)\n"
 	"	mov %rcx, 8(%rdx)\n"

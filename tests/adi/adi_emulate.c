@@ -11,7 +11,9 @@
  * same (the pointer register keeps its version), and the counter must say
  * which way the access went.  Then the ways the emulation must step aside:
  * a read-only page, PROT_NONE, a protection key, an armed hardware
- * watchpoint, and a program single-stepping itself with TF.
+ * watchpoint, and a program single-stepping itself with TF.  Last, a
+ * process whose only ADI use is a load the handler did still holds the
+ * version paths on, as a stepped access does.
  */
 #include <cpuid.h>
 #include <linux/hw_breakpoint.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "adi_test.h"
@@ -482,9 +485,67 @@ static void test_single_step(void)
 	}
 }
 
-int main(void)
+/* ---- an emulated access keeps the version paths on ---------------------- */
+
+/*
+ * In a fresh process (its own mm) of ADI memory without versions: one
+ * checked load, which the handler does, then a system call with the
+ * versioned pointer.  Writes "paths_on read-result errno" to fd 1.
+ */
+static int fresh_process(void)
 {
+	char *p = adi_map(PAGE), *vptr = adi_make_ptr(p, 3);
+	int fds[2];
+	ssize_t n;
+
+	(void)*(volatile uint64_t *)vptr;
+	if (pipe(fds) || write(fds[1], "abc", 3) != 3)
+		return 1;
+	n = read(fds[0], vptr, 3);
+	printf("%ld %zd %d\n", adi_counter("paths_on"), n, n < 0 ? errno : 0);
+	return 0;
+}
+
+static void test_paths_on(void)
+{
+	long on = -1, paths_on = -1, n = -1, err = -1;
+	char out[64] = "";
+	int i, fds[2];
+	FILE *f;
+
+	/* The programs before this one versioned memory: the paths go off ~1 s after. */
+	for (i = 0; i < 50 && (on = adi_counter("paths_on")) > 0; i++)
+		usleep(100 * 1000);
+	if (on != 0) {
+		tap_skip(on < 0 ? "no /sys/kernel/debug/adi/paths_on" : "another process keeps the paths on",
+			 "paths on: a process whose only ADI use is an emulated load");
+		return;
+	}
+	if (pipe(fds))
+		return;
+	if (!fork()) {
+		dup2(fds[1], 1);
+		execl("/proc/self/exe", "adi_emulate", "--fresh-process", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	if (f && fgets(out, sizeof(out), f))
+		sscanf(out, "%ld %ld %ld", &paths_on, &n, &err);
+	if (f)
+		fclose(f);
+	wait(NULL);
+	tap_eq_long(paths_on, 1, "paths on: a process whose only checked access the handler did holds them on");
+	tap_eq_long(n, 3, "paths on: and its system calls take the versioned pointer (read() errno %ld)", err);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--fresh-process"))
+		return fresh_process();
 	tap_init();
+	/* First: nothing of this process may hold the paths on yet. */
+	tap_group("emulate paths on", test_paths_on);
 	mem = adi_map(2 * PAGE);
 	must_set_version(mem, 2 * PAGE, V_GOOD);
 	tap_group("emulate forms", test_forms);
