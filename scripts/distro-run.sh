@@ -22,6 +22,14 @@
 #   --timeout SEC    hard limit for the whole run (default: 900)
 #   --out DIR        the run's files (default: build/distro/runs/<time>)
 #   --shell          serial console login (root, no password; Ctrl-A X quits)
+#   LK417_TCG_THREAD=multi  run the vCPUs on host threads of their own
+#                    (default: single, one host thread for all vCPUs).  With
+#                    multi-threaded TCG, QEMU 7.2 lets a vCPU run code that
+#                    another vCPU is patching with text_poke_bp() (the
+#                    breakpoint byte after the patch is done): Debian's
+#                    kernel dies of "Oops: int3" within a minute of static
+#                    key flips, the function tracer's (no ADI) or ADI's
+#                    own; single-threaded, 62 ADI key flips in 90 s passed.
 #
 # Always TCG (KVM here cannot boot our kernels).  The run directory holds
 # console.log, output.log, dmesg.log, lsmod.log and status; an Oops, BUG,
@@ -103,6 +111,8 @@ to_mib() {
 	esac
 }
 mem_mib=$(to_mib "$mem")
+tcg_thread=${LK417_TCG_THREAD:-single}
+case "$tcg_thread" in single|multi) ;; *) die "LK417_TCG_THREAD must be single or multi" ;; esac
 [[ "$mem_mib" =~ ^[0-9]+$ ]] && [ "$mem_mib" -ge 512 ] || die "--mem: bad size '$mem' (at least 512M: systemd and an initramfs)"
 
 [ -n "$out" ] || out=$D/runs/$(date +%Y%m%d-%H%M%S)-${suite:-cmd}-$$
@@ -114,7 +124,7 @@ out=$(cd "$out" && pwd)
 # directory writable.  The root disk is a snapshot: writes go to a
 # temporary file QEMU drops at exit.
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot
-	-m "$mem_mib" -accel tcg,thread=multi -cpu max
+	-m "$mem_mib" -accel tcg,thread=$tcg_thread -cpu max
 	-kernel "$D/boot/vmlinuz-$version" -initrd "$D/boot/initrd.img-$version"
 	-drive "file=$img,if=virtio,format=raw,snapshot=on"
 	-virtfs "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap"
@@ -133,7 +143,7 @@ else
 		-numa "node,nodeid=1,cpus=$((smp / 2))-$((smp - 1)),memdev=m1")
 fi
 {
-	echo "LK417_ACCEL='TCG (multi-threaded, no KVM), distro boot'"
+	echo "LK417_ACCEL='TCG ($tcg_thread-threaded, no KVM), distro boot'"
 	echo "LK417_NUMA=$numa"
 	echo "LK417_REPO='$REPO'"
 	echo "LK417_STRESS='${LK417_STRESS:-0}'"

@@ -1,32 +1,34 @@
 #!/bin/bash
 # Configure and build the guest kernel from build/linux.
 #
-# Usage: scripts/kernel-build.sh [default|debug]
+# Usage: scripts/kernel-build.sh [default|debug|noadi]
 #
 # The .config is allnoconfig plus every fragment in kernel/config/ (the
-# debug variant adds debug.config) merged with merge_config.sh.  After the
+# debug variant adds debug.config, the noadi variant noadi.config: the same
+# kernel without CONFIG_X86_ADI, for the benchmark) merged with
+# merge_config.sh.  After the
 # merge every option a fragment asks for is checked, since merge_config
 # silently drops options whose dependencies are not met.  The build goes to
-# build/obj (or build/obj-debug); the patched uapi headers are exported to
+# build/obj (or build/obj-debug, build/obj-noadi); the patched uapi headers are exported to
 # <objdir>/usr/include for the tests and tools.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 variant=${1:-default}
 case "$variant" in
-default|debug) ;;
+default|debug|noadi) ;;
 -h|--help) usage_from_header "$0"; exit 0 ;;
-*) die "unknown variant '$variant' (default or debug)" ;;
+*) die "unknown variant '$variant' (default, debug or noadi)" ;;
 esac
 obj=$(kobj "$variant")
 setup_ccache
 
 fragments=()
 for f in "$KCONFIGS"/*.config; do
-	[ "$(basename "$f")" = debug.config ] && continue
+	case "$(basename "$f")" in debug.config|noadi.config) continue ;; esac
 	fragments+=("$f")
 done
-[ "$variant" = debug ] && fragments+=("$KCONFIGS/debug.config")
+[ "$variant" = default ] || fragments+=("$KCONFIGS/$variant.config")
 
 # Rebuild the .config only when a fragment changed (or the tree did).
 mkdir -p "$obj"

@@ -5,7 +5,8 @@
 # Usage: scripts/qemu-run.sh [options] [--] COMMAND [ARG...]
 #        scripts/qemu-run.sh [options] --shell
 #
-#   --variant V      kernel build to boot: default or debug (default: default)
+#   --variant V      kernel build to boot: default, debug or noadi
+#                    (default: default)
 #   --kernel FILE    boot this bzImage instead
 #   --mem SIZE       guest memory, e.g. 2G or 1536M (default: 2G)
 #   --smp N          vCPUs (default: 2)

@@ -2,13 +2,20 @@
 /*
  * adi-bench: what ADI costs, measured in one process.
  *
- *   --checked   ns per checked load and store and per byte of a versioned
- *               memcpy, each against the same work through plain pointers
+ *   --checked   ns per checked access of each kind the checker handles
+ *               differently (a mov done by the #GP handler, an SSE load
+ *               that the CPU single-steps, string copies done whole, a
+ *               compare loop stepped per element), against two floors
+ *               measured in the same run: getppid() (one system call) and
+ *               UMIP's in-kernel emulation of smsw (one #GP, a decode, no
+ *               lock: the least any trap-based checker can cost).  Rounds
+ *               rotate the order; each figure is the median of the rounds
+ *               with min-max, and the ratios are medians of per-round
+ *               ratios.  Ends with "checked-load/umip: R".
  *   --baseline  ns per getppid(), per 64-byte pread() and per page
  *               fault, for comparing a kernel with ADI on against one
- *               booted with adi=off
- *
- * Every figure is the median of several rounds.
+ *               booted with adi=off; says whether ADI's paths were on
+ *               (/sys/kernel/debug/adi/paths_on) before and after.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,29 +27,6 @@
 #include <sys/syscall.h>
 
 #include "libadi.h"
-
-#define ROUNDS 5
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return v[n / 2];
-}
 
 static __attribute__((noinline)) uint64_t loads(volatile uint64_t *p, long n)
 {
@@ -59,44 +43,216 @@ static __attribute__((noinline)) void stores(volatile uint64_t *p, long n)
 		p[i & 63] = i;
 }
 
-/* ns per operation of fn over n operations, median of ROUNDS. */
+static void sse_loads(const char *p, long n)
+{
+	for (long i = 0; i < n; i++)
+		__asm__ volatile("movdqu (%0), %%xmm0" : : "r"(p + 16 * (i & 63)) : "xmm0", "memory");
+}
+
+static void rep_movsb(char *dst, const char *src, size_t len, long n)
+{
+	for (long i = 0; i < n; i++) {
+		char *d = dst;
+		const char *s = src;
+		size_t c = len;
+
+		__asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(c) : : "memory");
+	}
+}
+
+/* repe cmpsb over @len equal bytes: the CPU steps it element by element. */
+static void cmpsb(const char *a, const char *b, size_t len, long n)
+{
+	for (long i = 0; i < n; i++) {
+		const char *x = a, *y = b;
+		size_t c = len;
+
+		__asm__ volatile("repe cmpsb" : "+S"(x), "+D"(y), "+c"(c) : : "memory", "cc");
+		if (c)
+			abort();
+	}
+}
+
+static void getppids(long n)
+{
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+}
+
+/* smsw from user mode: with UMIP the kernel emulates it in its #GP handler. */
+static void smsws(long n)
+{
+	for (long i = 0; i < n; i++) {
+		unsigned long msw;
+
+		__asm__ volatile("smsw %k0" : "=r"(msw));
+	}
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of @n values (sorts a copy), with min and max. */
+static double median(const double *v, int n, double *min, double *max)
+{
+	double s[64];
+
+	memcpy(s, v, n * sizeof(*v));
+	qsort(s, n, sizeof(*s), cmp_double);
+	if (min)
+		*min = s[0];
+	if (max)
+		*max = s[n - 1];
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/* ns per operation of stmt over n operations, median of 5 timings. */
 #define TIME_PER(n, stmt) ({						\
-	double t_[ROUNDS];						\
-	for (int r_ = 0; r_ < ROUNDS; r_++) {				\
+	double t_[5];							\
+	for (int r_ = 0; r_ < 5; r_++) {				\
 		double s_ = now_ns();					\
 		stmt;							\
 		t_[r_] = (now_ns() - s_) / (n);				\
 	}								\
-	median(t_, ROUNDS);						\
+	median(t_, 5, NULL, NULL);					\
 })
 
-static int checked(void)
+#define MAX_ROUNDS 31
+
+enum op { GETPPID, UMIP, LOAD, STORE, MOVDQU, MOVSB64, MOVSB4K, CMPSB, PLAIN_LOAD, NR_OPS };
+
+static const char *const op_name[NR_OPS] = {
+	[GETPPID] = "getppid()",
+	[UMIP] = "UMIP smsw",
+	[LOAD] = "checked 8-byte load (mov)",
+	[STORE] = "checked 8-byte store (mov)",
+	[MOVDQU] = "checked movdqu load (stepped)",
+	[MOVSB64] = "checked rep movsb 64 B",
+	[MOVSB4K] = "checked rep movsb 4 KiB",
+	[CMPSB] = "checked repe cmpsb, per byte",
+	[PLAIN_LOAD] = "plain 8-byte load",
+};
+
+struct bench_mem {
+	char *adi;		/* 64 KiB of ADI memory, version 5 */
+	char *plain;		/* 64 KiB of ordinary memory */
+};
+
+/* ns per operation of @op, one timing. */
+static double time_op(enum op op, const struct bench_mem *m)
+{
+	char *v = adi_make_ptr(m->adi, 5);
+	long n;
+	double t;
+
+	switch (op) {
+	case GETPPID: n = 20000; break;
+	case PLAIN_LOAD: n = 1000000; break;
+	case CMPSB: n = 20; break;		/* 20 x 64 elements */
+	default: n = 2000;
+	}
+	t = now_ns();
+	switch (op) {
+	case GETPPID: getppids(n); break;
+	case UMIP: smsws(n); break;
+	case LOAD: loads((uint64_t *)v, n); break;
+	case STORE: stores((uint64_t *)v, n); break;
+	case MOVDQU: sse_loads(v, n); break;
+	case MOVSB64: rep_movsb(v + 32768, v, 64, n); break;
+	case MOVSB4K: rep_movsb(v + 32768, v, 4096, n); break;
+	case CMPSB: cmpsb(v + 32768, v, 64, n); break;
+	case PLAIN_LOAD: loads((uint64_t *)m->plain, n); break;
+	case NR_OPS: break;
+	}
+	t = now_ns() - t;
+	return t / (op == CMPSB ? n * 64 : n);
+}
+
+static int checked(int rounds)
 {
 	size_t len = 64 * 1024;
-	char *mem = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE | PROT_ADI,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *plain = malloc(2 * len);
-	uint64_t *v = adi_make_ptr(mem, 5);
-	double a, b;
-	long n = 2000;
+	struct bench_mem m = {
+		.adi = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_ADI,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+		.plain = malloc(len),
+	};
+	double ns[NR_OPS][MAX_ROUNDS], per_getppid[NR_OPS][MAX_ROUNDS], per_umip[NR_OPS][MAX_ROUNDS];
+	double lo, hi, umip;
+	int r, i;
 
-	if (mem == MAP_FAILED || adi_set_version(mem, 2 * len, 5)) {
+	if (m.adi == MAP_FAILED || !m.plain || adi_set_version(m.adi, len, 5)) {
 		perror("adi-bench: ADI memory");
 		return 1;
 	}
-	memset(mem, 1, 2 * len);
-	memset(plain, 1, 2 * len);
-	printf("%-34s %12s %12s %10s\n", "operation", "plain ns", "checked ns", "ratio");
-	a = TIME_PER(n * 50, loads((uint64_t *)plain, n * 50));
-	b = TIME_PER(n, loads(v, n));
-	printf("%-34s %12.1f %12.1f %10.0f\n", "8-byte load", a, b, b / a);
-	a = TIME_PER(n * 50, stores((uint64_t *)plain, n * 50));
-	b = TIME_PER(n, stores(v, n));
-	printf("%-34s %12.1f %12.1f %10.0f\n", "8-byte store", a, b, b / a);
-	a = TIME_PER(len * 20, for (int k = 0; k < 20; k++) memcpy(plain + len, plain, len));
-	b = TIME_PER(len, memcpy(adi_make_ptr(mem + len, 5), v, len));
-	printf("%-34s %12.3f %12.3f %10.0f\n", "memcpy 64 KiB, per byte", a, b, b / a);
+	memset(m.adi, 1, len);
+	memset(m.plain, 1, len);
+	for (r = 0; r < rounds; r++) {
+		/* Rotate the order, so no operation always runs first. */
+		for (i = 0; i < NR_OPS; i++) {
+			enum op op = (i + r) % NR_OPS;
+
+			ns[op][r] = time_op(op, &m);
+		}
+		for (i = 0; i < NR_OPS; i++) {
+			per_getppid[i][r] = ns[i][r] / ns[GETPPID][r];
+			per_umip[i][r] = ns[i][r] / ns[UMIP][r];
+		}
+	}
+	/* Without UMIP smsw runs in user mode: there is no floor to compare. */
+	umip = median(ns[UMIP], rounds, NULL, NULL);
+	if (umip < 20) {
+		fprintf(stderr, "adi-bench: smsw took %.1f ns: UMIP is not on (no trap to compare with)\n",
+			umip);
+		return 1;
+	}
+	printf("%d rounds, order rotated each round; median (min-max) of the rounds\n", rounds);
+	printf("%-32s %20s %18s %18s\n", "operation", "ns", "/ getppid()", "/ UMIP smsw");
+	for (i = 0; i < NR_OPS; i++) {
+		double med = median(ns[i], rounds, &lo, &hi), g, glo, ghi, u, ulo, uhi;
+
+		g = median(per_getppid[i], rounds, &glo, &ghi);
+		u = median(per_umip[i], rounds, &ulo, &uhi);
+		printf("%-32s %8.1f (%.0f-%.0f) %6.2f (%.2f-%.2f) %6.2f (%.2f-%.2f)\n",
+		       op_name[i], med, lo, hi, g, glo, ghi, u, ulo, uhi);
+	}
+	median(per_umip[LOAD], rounds, &lo, &hi);
+	printf("checked-store/umip: %.2f\n", median(per_umip[STORE], rounds, NULL, NULL));
+	printf("checked-load/umip spread: %.2f-%.2f\n", lo, hi);
+	printf("checked-load/umip: %.2f\n", median(per_umip[LOAD], rounds, NULL, NULL));
 	return 0;
+}
+
+/* ADI's paths_on and in_use counters, as one line ("-1" without debugfs). */
+static void print_adi_state(const char *when)
+{
+	const char *names[] = { "paths_on", "in_use" };
+
+	for (int i = 0; i < 2; i++) {
+		char path[64], text[32] = "-1";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/kernel/debug/adi/%s", names[i]);
+		f = fopen(path, "r");
+		if (f) {
+			if (!fgets(text, sizeof(text), f))
+				strcpy(text, "-1");
+			fclose(f);
+		}
+		text[strcspn(text, "\n")] = 0;
+		printf("adi_%s_%s %s\n", names[i], when, text);
+	}
 }
 
 static int baseline(void)
@@ -107,6 +263,7 @@ static int baseline(void)
 	char buf[64];
 	int fd = memfd_create("adi-bench", 0);
 
+	print_adi_state("before");
 	sc = TIME_PER(n, for (long i = 0; i < n; i++) syscall(SYS_getppid));
 	/* A copy to user memory: access_ok() and copy_to_user() paths. */
 	if (fd < 0 || ftruncate(fd, 4096)) {
@@ -123,15 +280,23 @@ static int baseline(void)
 		munmap(m, len);
 	});
 	printf("getppid_ns %.1f\npread64_ns %.1f\npagefault_ns %.1f\n", sc, rd, pf);
+	print_adi_state("after");
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strcmp(argv[1], "--checked"))
-		return checked();
+	if (argc >= 2 && !strcmp(argv[1], "--checked")) {
+		int rounds = argc == 3 ? atoi(argv[2]) : 9;
+
+		if (argc > 3 || rounds < 1 || rounds > MAX_ROUNDS) {
+			fprintf(stderr, "adi-bench: rounds must be 1-%d\n", MAX_ROUNDS);
+			return 2;
+		}
+		return checked(rounds);
+	}
 	if (argc == 2 && !strcmp(argv[1], "--baseline"))
 		return baseline();
-	fprintf(stderr, "usage: adi-bench --checked | --baseline\n");
+	fprintf(stderr, "usage: adi-bench --checked [ROUNDS] | --baseline\n");
 	return 2;
 }
