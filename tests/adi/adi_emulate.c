@@ -298,6 +298,14 @@ static void compare_fault(const char *what, void (*fn)(void), int (*protect)(voi
 static int read_only(void *p) { return mprotect(p, 2 * PAGE, PROT_READ | PROT_ADI); }
 static int no_access(void *p) { return mprotect(p, 2 * PAGE, PROT_NONE | PROT_ADI); }
 
+/* Read-only and sealed (mseal(2), 6.10): mprotect() can no longer undo it. */
+static int sealed_read_only(void *p)
+{
+	if (mprotect(p, 2 * PAGE, PROT_READ | PROT_ADI))
+		return -1;
+	return syscall(462 /* __NR_mseal */, p, 2 * PAGE, 0);
+}
+
 static int pkey_no_write(void *p)
 {
 	int key = syscall(SYS_pkey_alloc, 0, 0x2 /* PKEY_DISABLE_WRITE */);
@@ -313,6 +321,12 @@ static void test_faults(void)
 	compare_fault("load from PROT_NONE", fault_load, no_access, SEGV_ACCERR);
 	compare_fault("store under a write-disabled protection key", fault_store, pkey_no_write,
 		      4 /* SEGV_PKUERR */);
+}
+
+/* A group of its own: the sealed pages stay read-only in this child. */
+static void test_sealed(void)
+{
+	compare_fault("store to a sealed read-only page", fault_store, sealed_read_only, SEGV_ACCERR);
 }
 
 /* ---- a hardware watchpoint sees the access ------------------------------- */
@@ -550,6 +564,7 @@ int main(int argc, char **argv)
 	must_set_version(mem, 2 * PAGE, V_GOOD);
 	tap_group("emulate forms", test_forms);
 	tap_group("emulate faults", test_faults);
+	tap_group("emulate sealed", test_sealed);
 	tap_group("emulate watchpoint", test_watchpoint);
 	tap_group("emulate single-step", test_single_step);
 	return tap_done();
