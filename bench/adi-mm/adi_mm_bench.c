@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "libadi.h"
+#include "../lib/stats.h"
 
 #define PG 4096UL
 #define PAGES 2048
@@ -28,13 +29,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 #define CGROUP "/sys/fs/cgroup/adi-mm-bench"
@@ -189,10 +183,9 @@ static void verify(char *p, int versioned)
 	}
 }
 
-static double median(double *v)
+static double median(const double *v)
 {
-	qsort(v, ROUNDS, sizeof(double), cmp);
-	return v[ROUNDS / 2];
+	return bench_median(v, ROUNDS, NULL, NULL);
 }
 
 /* Median of the per-round ratios: neighbouring rounds share the host's noise. */

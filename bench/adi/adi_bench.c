@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 
 #include "libadi.h"
+#include "../lib/stats.h"
 
 static __attribute__((noinline)) uint64_t loads(volatile uint64_t *p, long n)
 {
@@ -97,27 +98,6 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Median of @n values (sorts a copy), with min and max. */
-static double median(const double *v, int n, double *min, double *max)
-{
-	double s[64];
-
-	memcpy(s, v, n * sizeof(*v));
-	qsort(s, n, sizeof(*s), cmp_double);
-	if (min)
-		*min = s[0];
-	if (max)
-		*max = s[n - 1];
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
 /* ns per operation of stmt over n operations, median of 5 timings. */
 #define TIME_PER(n, stmt) ({						\
 	double t_[5];							\
@@ -126,7 +106,7 @@ static double median(const double *v, int n, double *min, double *max)
 		stmt;							\
 		t_[r_] = (now_ns() - s_) / (n);				\
 	}								\
-	median(t_, 5, NULL, NULL);					\
+	bench_median(t_, 5, NULL, NULL);					\
 })
 
 #define MAX_ROUNDS 31
@@ -211,7 +191,7 @@ static int checked(int rounds)
 		}
 	}
 	/* Without UMIP smsw runs in user mode: there is no floor to compare. */
-	umip = median(ns[UMIP], rounds, NULL, NULL);
+	umip = bench_median(ns[UMIP], rounds, NULL, NULL);
 	if (umip < 20) {
 		fprintf(stderr, "adi-bench: smsw took %.1f ns: UMIP is not on (no trap to compare with)\n",
 			umip);
@@ -220,17 +200,17 @@ static int checked(int rounds)
 	printf("%d rounds, order rotated each round; median (min-max) of the rounds\n", rounds);
 	printf("%-32s %20s %18s %18s\n", "operation", "ns", "/ getppid()", "/ UMIP smsw");
 	for (i = 0; i < NR_OPS; i++) {
-		double med = median(ns[i], rounds, &lo, &hi), g, glo, ghi, u, ulo, uhi;
+		double med = bench_median(ns[i], rounds, &lo, &hi), g, glo, ghi, u, ulo, uhi;
 
-		g = median(per_getppid[i], rounds, &glo, &ghi);
-		u = median(per_umip[i], rounds, &ulo, &uhi);
+		g = bench_median(per_getppid[i], rounds, &glo, &ghi);
+		u = bench_median(per_umip[i], rounds, &ulo, &uhi);
 		printf("%-32s %8.1f (%.0f-%.0f) %6.2f (%.2f-%.2f) %6.2f (%.2f-%.2f)\n",
 		       op_name[i], med, lo, hi, g, glo, ghi, u, ulo, uhi);
 	}
-	median(per_umip[LOAD], rounds, &lo, &hi);
-	printf("checked-store/umip: %.2f\n", median(per_umip[STORE], rounds, NULL, NULL));
+	bench_median(per_umip[LOAD], rounds, &lo, &hi);
+	printf("checked-store/umip: %.2f\n", bench_median(per_umip[STORE], rounds, NULL, NULL));
 	printf("checked-load/umip spread: %.2f-%.2f\n", lo, hi);
-	printf("checked-load/umip: %.2f\n", median(per_umip[LOAD], rounds, NULL, NULL));
+	printf("checked-load/umip: %.2f\n", bench_median(per_umip[LOAD], rounds, NULL, NULL));
 	return 0;
 }
 

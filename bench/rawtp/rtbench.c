@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 
 #include "rtbench.skel.h"
+#include "../lib/stats.h"
 
 #define MAX_ROUNDS 64
 
@@ -148,22 +149,6 @@ static int check_hits(const struct source *src, enum variant v, int round,
 	return ok;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	double c[MAX_ROUNDS];
-
-	memcpy(c, v, n * sizeof(*v));
-	qsort(c, n, sizeof(*c), cmp_double);
-	return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -254,8 +239,8 @@ int main(int argc, char **argv)
 			}
 			printf("%-32s %-15s %12.0f %8.1f%% %12.1f %8.3f\n",
 			       sources[si].name, variant_name[v],
-			       median(rate[si][v], rounds), 100 * median(ratio, rounds),
-			       median(added, rounds), hitratio[si][v]);
+			       bench_median(rate[si][v], rounds, NULL, NULL), 100 * bench_median(ratio, rounds, NULL, NULL),
+			       bench_median(added, rounds, NULL, NULL), hitratio[si][v]);
 		}
 	}
 	rtbench__destroy(s);

@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/stats.h"
+
 #define CG	"/sys/fs/cgroup/sa-bench"
 #define CG_OTHER "/sys/fs/cgroup/sa-bench-other"
 #define VIP_PORT 7000
@@ -185,22 +187,6 @@ static double measure(int lfd, int port, int iters)
 	return (now_ns() - t0) / iters;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-	double c[MAX_ROUNDS];
-
-	memcpy(c, v, n * sizeof(*v));
-	qsort(c, n, sizeof(*c), cmp_double);
-	return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-}
-
 static double lowest(const double *v, int n)
 {
 	double lo = v[0];
@@ -279,8 +265,8 @@ int main(int argc, char **argv)
 	for (m = 0; m < N_MODES; m++) {
 		for (r = 0; r < rounds; r++)
 			ratio[m][r] = ns[m][r] / ns[NONE][r];
-		med[m] = median(ns[m], rounds);
-		rmed[m] = median(ratio[m], rounds);
+		med[m] = bench_median(ns[m], rounds, NULL, NULL);
+		rmed[m] = bench_median(ratio[m], rounds, NULL, NULL);
 	}
 	for (r = 0; r < rounds; r++)
 		mvn[r] = ns[MATCH][r] / ns[NOMATCH][r];
@@ -294,9 +280,9 @@ int main(int argc, char **argv)
 		       highest(ns[m], rounds) / 1e3, 1e9 / med[m], rmed[m],
 		       lowest(ratio[m], rounds), highest(ratio[m], rounds));
 	printf("connect4 program's own cost (bpf_stats): %.0f ns per run, median (%.0f-%.0f)\n",
-	       median(prog_ns, rounds), lowest(prog_ns, rounds), highest(prog_ns, rounds));
+	       bench_median(prog_ns, rounds, NULL, NULL), lowest(prog_ns, rounds), highest(prog_ns, rounds));
 	printf("match/nomatch per round %.3f (%.3f-%.3f); match/none %.3f (%.3f-%.3f); goal <= 1.10\n",
-	       median(mvn, rounds), lowest(mvn, rounds), highest(mvn, rounds),
+	       bench_median(mvn, rounds, NULL, NULL), lowest(mvn, rounds), highest(mvn, rounds),
 	       rmed[MATCH], lowest(ratio[MATCH], rounds), highest(ratio[MATCH], rounds));
 	close(lfd);
 	return 0;

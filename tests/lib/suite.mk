@@ -16,7 +16,7 @@ PROGS_BIN := $(addprefix $(OUT)/,$(PROGS))
 
 all: $(PROGS_BIN)
 
-$(OUT)/%: %.c $(EXTRA_SRCS) $(wildcard $(LIBDIR)/*.h $(TOP)/lib/*.h *.h) $(SUITE_MAKEFILES) | $(OUT)
+$(OUT)/%: %.c $(EXTRA_SRCS) $(wildcard $(LIBDIR)/*.h $(TOP)/lib/*.h $(TOP)/bench/lib/*.h *.h) $(SUITE_MAKEFILES) | $(OUT)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(EXTRA_SRCS) $(LDLIBS)
 
 $(OUT):
