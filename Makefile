@@ -15,6 +15,8 @@
 #   make check-series   build the kernel after each patch of the series
 #   make check-defconfig   build the series in x86_64 defconfig (with and
 #                   without IA32_EMULATION) and each ADI header on its own
+#   make fresh-check  debootstrap a fresh Debian 12 and run the two
+#                   commands above in it as a new user would (about an hour)
 #   make check-deps check that scripts/deps.sh installs every command,
 #                   library and header the scripts, tests and benchmarks use
 #   make check-distro   build the series with Debian's own amd64 config
@@ -29,7 +31,7 @@ SHELL := /bin/bash
 S := scripts
 
 .PHONY: help deps tree kernel kernel-debug run shell test bench stress \
-	export-patches tree-reset checkpatch check-series check-defconfig check-deps clean \
+	export-patches tree-reset checkpatch check-series check-defconfig check-deps fresh-check clean \
 	check-distro deb distro-root distro-test distro-shell
 
 help:
@@ -61,6 +63,9 @@ check-series: kernel
 
 check-defconfig: tree
 	@$(S)/check-defconfig.sh
+
+fresh-check: deps
+	@$(S)/fresh-check.sh
 
 # Debian's configuration, its package, and the package booted as Debian
 # boots (README, "Running ADI on your own machine").  distro-root and
