@@ -4,8 +4,8 @@
  * being stepped (defect 7 of issue 19).
  *
  * A matching versioned load that the #GP handler does not do itself (an
- * add here: a mov would be done in the #GP, with no step for rseq to
- * interrupt) is single-stepped: the #GP handler takes the
+ * imul here: a mov or an add would be done in the #GP, with no step for
+ * rseq to interrupt) is single-stepped: the #GP handler takes the
  * version out of the address register, sets TF and returns; the #DB after
  * the step puts the version back.  When the task is preempted on that
  * return and the load sits in an rseq critical section, rseq moves the IP
@@ -50,7 +50,7 @@ __asm__(
 	"	lea hostile_rseq_cs(%rip), %rax\n"
 	"	mov %rax, (%rsi)\n"		/* arm the section: the load alone */
 	"hostile_rseq_start:\n"
-	"	add (%rbx), %rcx\n"		/* the checked, stepped access */
+	"	imul $3, (%rbx), %rcx\n"	/* the checked, stepped access */
 	"hostile_rseq_commit:\n"
 	"	movq $0, (%rsi)\n"
 	"	mov %rcx, 8(%rdx)\n"
@@ -80,6 +80,8 @@ __asm__(
 int hostile_rseq_load(uint64_t vptr, void *rseq_cs, struct rseq_seen *out);
 
 #define VALUE	UINT64_C(0x1122334455667788)
+/* What the stepped imul leaves in rcx for a committed load. */
+#define LOADED	(VALUE * 3)
 
 struct tally {
 	long commits;
@@ -114,7 +116,7 @@ static void *loop(void *arg)
 		memset(&seen, 0, sizeof(seen));
 		if (!hostile_rseq_load(t->vptr, cs, &seen)) {
 			t->commits++;
-			if (seen.loaded != VALUE)
+			if (seen.loaded != LOADED)
 				t->wrong_value++;
 			continue;
 		}

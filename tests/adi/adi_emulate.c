@@ -2,18 +2,21 @@
 /*
  * The checked accesses the kernel does itself, against the CPU.
  *
- * A mov between memory and a general register through a matching versioned
- * pointer is done by the #GP handler (counted in "emulated"); other
- * instructions are single-stepped by the CPU.  Each form below runs twice
- * from the same registers and flags: once through a plain pointer, which
- * the CPU executes, and once through the versioned pointer.  Every general
- * register, the arithmetic flags and both pages of memory must end the
- * same (the pointer register keeps its version), and the counter must say
- * which way the access went.  Then the ways the emulation must step aside:
- * a read-only page, PROT_NONE, a protection key, an armed hardware
- * watchpoint, and a program single-stepping itself with TF.  Last, a
- * process whose only ADI use is a load the handler did still holds the
- * version paths on, as a stepped access does.
+ * A mov between memory and a general register, and an add, adc, sub, sbb,
+ * cmp, and, or, xor or test with a memory operand, through a matching
+ * versioned pointer is done by the #GP handler (counted in "emulated");
+ * other instructions are single-stepped by the CPU.  Each form below runs
+ * twice from the same registers and flags: once through a plain pointer,
+ * which the CPU executes, and once through the versioned pointer.  Every
+ * general register, the arithmetic flags and both pages of memory must end
+ * the same (the pointer register keeps its version), and the counter must
+ * say which way the access went.  The flags are compared again over every
+ * operation and width, with operands at the edges of each flag.  Then the
+ * ways the emulation must step aside: a read-only page, PROT_NONE, a
+ * protection key, an armed hardware watchpoint, and a program
+ * single-stepping itself with TF.  Last, a process whose only ADI use is a
+ * load the handler did still holds the version paths on, as a stepped
+ * access does.
  */
 #include <cpuid.h>
 #include <linux/hw_breakpoint.h>
@@ -134,11 +137,32 @@ struct form {
 	F(30, "movnti %ecx, 8(%rdx)", RDX, -1, 0, -1, 1)			\
 	F(31, "movq %rbp, 24(%rbp)", RBP, -1, 0, 24, 1)				\
 	F(32, "movq %r9, (%r10,%r11,8)", R10, R11, 3, -1, 1)			\
-	/* not moves: stepped by the CPU, and still the same */		\
-	F(33, "addq (%rax), %rcx", RAX, -1, 0, -1, 0)				\
-	F(34, "cmpb $0x80, (%rdi)", RDI, -1, 0, -1, 0)				\
+	/* arithmetic and logic: every form, width and direction */		\
+	F(33, "addq (%rax), %rcx", RAX, -1, 0, -1, 1)				\
+	F(34, "cmpb $0x80, (%rdi)", RDI, -1, 0, -1, 1)				\
+	F(37, "addl %edx, (%rbx)", RBX, -1, 0, -1, 1)				\
+	F(38, "subw (%rsi), %di", RSI, -1, 0, -1, 1)				\
+	F(39, "sbbb %ah, (%rdi)", RDI, -1, 0, -1, 1)				\
+	F(40, "adcq $-1, 8(%rdx)", RDX, -1, 0, -1, 1)				\
+	F(41, "andl $0xf0f0f0f0, (%rcx)", RCX, -1, 0, -1, 1)			\
+	F(42, "orb $0x81, (%r8)", R8, -1, 0, -1, 1)				\
+	F(43, "xorq (%r9), %r10", R9, -1, 0, -1, 1)				\
+	F(44, "cmpq %rax, (%rax)", RAX, -1, 0, -1, 1)				\
+	F(45, "cmpl (%rbx), %ecx", RBX, -1, 0, -1, 1)				\
+	F(46, "testb $0x40, (%rsi)", RSI, -1, 0, -1, 1)				\
+	F(47, "testl %edx, (%rdi)", RDI, -1, 0, -1, 1)				\
+	F(48, "testq $0x7fffffff, (%rdx)", RDX, -1, 0, -1, 1)			\
+	F(49, "addq %rax, 24(%rbp)", RBP, -1, 0, -1, 1)				\
+	F(50, "cmpw $0x1234, 2(%r11)", R11, -1, 0, -1, 1)			\
+	F(51, "subl $1, (%r12)", R12, -1, 0, -1, 1)				\
+	F(52, "adcl (%r13), %r14d", R13, -1, 0, -1, 1)				\
+	F(53, "orw %ax, (%rcx,%rdx,4)", RCX, RDX, 5, -1, 1)			\
+	F(54, "xorb %bh, -1(%rbx)", RBX, -1, 0, -1, 1)				\
+	/* not done by the handler: stepped by the CPU, and still the same */	\
 	F(35, "xchgq %rdx, (%rbx)", RBX, -1, 0, -1, 0)				\
-	F(36, "lock incl (%rsi)", RSI, -1, 0, -1, 0)
+	F(36, "lock incl (%rsi)", RSI, -1, 0, -1, 0)				\
+	F(55, "lock addq %rcx, (%rax)", RAX, -1, 0, -1, 0)			\
+	F(56, "imulq (%rax), %rcx", RAX, -1, 0, -1, 0)
 
 #define DEFINE_FORM(n, text, ptr, idx, idx_val, self_off, emulated)	\
 	FORM(form_##n, text);
@@ -245,6 +269,111 @@ static void test_forms(void)
 		else
 			tap_eq_long(emulated, f->emulated, "%s: %s (emulated count)", f->text,
 				    f->emulated ? "done by the handler" : "stepped by the CPU");
+	}
+}
+
+/* ---- arithmetic flags: every operation and width, edge operands --------- */
+
+/* "op (%rbx), %cl" and wider: reg op= mem; test and cmp write no register. */
+#define SWEEP_FORMS(op)							\
+	FORM(sweep_##op##b, #op "b (%rbx), %cl");			\
+	FORM(sweep_##op##w, #op "w (%rbx), %cx");			\
+	FORM(sweep_##op##l, #op "l (%rbx), %ecx");			\
+	FORM(sweep_##op##q, #op "q (%rbx), %rcx")
+SWEEP_FORMS(add); SWEEP_FORMS(adc); SWEEP_FORMS(sub); SWEEP_FORMS(sbb);
+SWEEP_FORMS(cmp); SWEEP_FORMS(and); SWEEP_FORMS(or); SWEEP_FORMS(xor);
+SWEEP_FORMS(test);
+
+#define SWEEP_ROW(op) { #op, { sweep_##op##b, sweep_##op##w, sweep_##op##l, sweep_##op##q } }
+static const struct {
+	const char *op;
+	void (*fn[4])(void);
+} sweeps[] = {
+	SWEEP_ROW(add), SWEEP_ROW(adc), SWEEP_ROW(sub), SWEEP_ROW(sbb), SWEEP_ROW(cmp),
+	SWEEP_ROW(and), SWEEP_ROW(or), SWEEP_ROW(xor), SWEEP_ROW(test),
+};
+
+/*
+ * Operands at the edges each flag turns on, scaled to @size bytes: zero,
+ * one, the nibble carry (AF), the sign boundary (OF, SF), all ones (CF),
+ * alternating bits (PF).
+ */
+#define SWEEP_VALUES 12
+static void sweep_values(int size, uint64_t *v)
+{
+	uint64_t sign = 1ULL << (size * 8 - 1), mask = sign | (sign - 1);
+	const uint64_t base[SWEEP_VALUES] = {
+		0, 1, 0xf, 0x10, sign - 1, sign, sign + 1, mask - 1, mask,
+		0x5555555555555555ULL, 0xaaaaaaaaaaaaaaaaULL, 0x0123456789abcdefULL,
+	};
+
+	for (int i = 0; i < SWEEP_VALUES; i++)
+		v[i] = base[i] & mask;
+}
+
+/*
+ * One run of @fn with rcx = @a and the @size bytes at the pointer = @b,
+ * from @flags; the result in @c, the memory operand in *@m.
+ */
+static void sweep_run(void (*fn)(void), void *ptr, uint64_t a, uint64_t b, int size,
+		      uint64_t flags, struct cpu *c, uint64_t *m)
+{
+	memset(c, 0, sizeof(*c));
+	c->r[RCX] = a | 0xdead000000000000ULL * (size < 8);	/* merges show */
+	c->r[RBX] = (uintptr_t)ptr;
+	c->flags = flags;
+	memcpy(mem + BASE, &b, 8);
+	run_form(c, fn);
+	memcpy(m, mem + BASE, 8);
+}
+
+static void test_flag_sweep(void)
+{
+	void *vptr = adi_make_ptr(mem + BASE, V_GOOD);
+	static const int sizes[4] = { 1, 2, 4, 8 };
+	uint64_t v[SWEEP_VALUES];
+
+	for (size_t o = 0; o < sizeof(sweeps) / sizeof(sweeps[0]); o++) {
+		for (int w = 0; w < 4; w++) {
+			int size = sizes[w], runs = 0, diffs = 0;
+			char first[200] = "none";
+			long before = adi_counter("emulated");
+
+			sweep_values(size, v);
+			fill();
+			for (int i = 0; i < SWEEP_VALUES; i++)
+			for (int j = 0; j < SWEEP_VALUES; j++)
+			for (int cin = 0; cin < 2; cin++) {
+				/* CF in, and every other arithmetic flag in or out. */
+				uint64_t flags = 0x2 | cin | ((i + j) % 2 ? 0x8d4 : 0);
+				struct cpu want, got;
+				uint64_t want_m, got_m;
+
+				sweep_run(sweeps[o].fn[w], mem + BASE, v[i], v[j], size, flags,
+					  &want, &want_m);
+				want.r[RBX] = (uintptr_t)vptr;
+				sweep_run(sweeps[o].fn[w], vptr, v[i], v[j], size, flags,
+					  &got, &got_m);
+				runs++;
+				if (got.r[RCX] == want.r[RCX] && got.r[RBX] == want.r[RBX] &&
+				    !((got.flags ^ want.flags) & FLAGS_COMPARED) && got_m == want_m)
+					continue;
+				if (!diffs++)
+					snprintf(first, sizeof(first),
+						 "rcx=%#lx mem=%#lx CF=%d: rcx got %#lx want %#lx, "
+						 "flags got %#lx want %#lx",
+						 (unsigned long)v[i], (unsigned long)v[j], cin,
+						 (unsigned long)got.r[RCX], (unsigned long)want.r[RCX],
+						 (unsigned long)(got.flags & FLAGS_COMPARED),
+						 (unsigned long)(want.flags & FLAGS_COMPARED));
+			}
+			tap_eq_long(diffs, 0, "%s%c (%%rbx), rcx: %d runs differing from the CPU's "
+				    "(first: %s)", sweeps[o].op, "bwlq"[w], runs, first);
+			if (before >= 0)
+				tap_eq_long(adi_counter("emulated") - before, runs,
+					    "%s%c: every run done by the handler (emulated count)",
+					    sweeps[o].op, "bwlq"[w]);
+		}
 	}
 }
 
@@ -467,14 +596,16 @@ static int trace_form(void (*fn)(void), void *ptr, unsigned long *ip, int *code)
 
 FORM(tf_load, "movl (%rbx), %ecx");
 FORM(tf_self_store, "movq %rax, (%rax)");
-FORM(tf_stepped, "addq (%rax), %rcx");
+FORM(tf_alu, "addq (%rax), %rcx");
+FORM(tf_stepped, "imulq (%rax), %rcx");
 
 static void test_single_step(void)
 {
 	static const struct { const char *text; void (*fn)(void); } cases[] = {
 		{ "movl (%rbx), %ecx", tf_load },
 		{ "movq %rax, (%rax)", tf_self_store },
-		{ "addq (%rax), %rcx (stepped)", tf_stepped },
+		{ "addq (%rax), %rcx", tf_alu },
+		{ "imulq (%rax), %rcx (stepped)", tf_stepped },
 	};
 	unsigned long want_ip[MAX_TRAPS], got_ip[MAX_TRAPS];
 	int want_code[MAX_TRAPS], got_code[MAX_TRAPS];
@@ -563,6 +694,7 @@ int main(int argc, char **argv)
 	mem = adi_map(2 * PAGE);
 	must_set_version(mem, 2 * PAGE, V_GOOD);
 	tap_group("emulate forms", test_forms);
+	tap_group("emulate flags", test_flag_sweep);
 	tap_group("emulate faults", test_faults);
 	tap_group("emulate sealed", test_sealed);
 	tap_group("emulate watchpoint", test_watchpoint);

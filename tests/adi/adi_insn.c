@@ -411,6 +411,7 @@ static void test_self_operand(void)
 	void *p = good(320), *q = good(328);
 	uint64_t probe[] = { (uint64_t)p, (uint64_t)adi_strip_ptr(p), (uint64_t)p + 1, ~0UL, 0 };
 	int sig, ok_mr = 1, ok_rm = 1, ok_test = 1;
+	uint64_t before;
 	uint32_t high;
 
 	fill();
@@ -445,11 +446,25 @@ static void test_self_operand(void)
 	TRY(flags_cmp_mr(bad(320)));
 	tap_ok(is_adi_perr(bad(320)), "cmpq %%reg, (%%reg) with a mismatching version: caught");
 
-	/* Not emulated: refused, never computed with a stripped pointer. */
+	/* An add is done by the handler: with the whole register, as the CPU would. */
 	fill();
+	before = *word;
 	sig = TRY(__asm__ volatile("addq %0, (%0)" : : "r"(p) : "memory", "cc"));
+	tap_eq_long(sig, 0, "addq %%reg, (%%reg): no signal");
+	tap_eq_long(*word, before + (uint64_t)p,
+		    "addq %%reg, (%%reg): adds the pointer with its version");
+
+	/* Neither done by the handler nor steppable: refused, never computed
+	 * with a stripped pointer. */
+	fill();
+	sig = TRY({
+		void *x = p;
+
+		__asm__ volatile("imulq (%0), %0" : "+r"(x) : : "memory", "cc");
+	});
 	tap_ok(sig == SIGSEGV && caught.code == 128 && unchanged(),
-	       "addq %%reg, (%%reg): plain SIGSEGV, memory unchanged (code %d)", caught.code);
+	       "imulq (%%reg), %%reg: plain SIGSEGV, memory unchanged (got signal %d code %d, "
+	       "want %d code 128)", sig, caught.code, SIGSEGV);
 }
 
 /*
