@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * adi-bench: what ADI costs, measured in one process.
+ * adi-bench: what ADI costs, measured in one run.
  *
  *   --checked   ns per checked access of each kind the checker handles
  *               differently (a mov done by the #GP handler, an SSE load
@@ -8,8 +8,11 @@
  *               compare loop stepped per element), against two floors
  *               measured in the same run: getppid() (one system call) and
  *               UMIP's in-kernel emulation of smsw (one #GP, a decode, no
- *               lock: the least any trap-based checker can cost).  Rounds
- *               rotate the order; each figure is the median of the rounds
+ *               lock: the least any trap-based checker can cost), timed
+ *               in a child forked before the ADI memory is mapped, so in
+ *               a process that does not use ADI; smsw in this process
+ *               (where ADI's handler decodes first) is a row of its
+ *               own.  Rounds rotate the order; each figure is the median of the rounds
  *               with min-max, and the ratios are medians of per-round
  *               ratios.  Ends with "checked-load/umip: R".
  *   --baseline  ns per getppid(), per 64-byte pread() and per page
@@ -111,11 +114,12 @@ static double now_ns(void)
 
 #define MAX_ROUNDS 31
 
-enum op { GETPPID, UMIP, LOAD, STORE, MOVDQU, MOVSB64, MOVSB4K, CMPSB, PLAIN_LOAD, NR_OPS };
+enum op { GETPPID, UMIP, UMIP_ADI, LOAD, STORE, MOVDQU, MOVSB64, MOVSB4K, CMPSB, PLAIN_LOAD, NR_OPS };
 
 static const char *const op_name[NR_OPS] = {
 	[GETPPID] = "getppid()",
 	[UMIP] = "UMIP smsw",
+	[UMIP_ADI] = "UMIP smsw, in an ADI process",
 	[LOAD] = "checked 8-byte load (mov)",
 	[STORE] = "checked 8-byte store (mov)",
 	[MOVDQU] = "checked movdqu load (stepped)",
@@ -129,6 +133,47 @@ struct bench_mem {
 	char *adi;		/* 64 KiB of ADI memory, version 5 */
 	char *plain;		/* 64 KiB of ordinary memory */
 };
+
+/*
+ * The UMIP floor in a process without ADI: a child forked before the ADI
+ * memory is mapped times smsw loops on request (n in, ns per smsw out).
+ */
+static int umip_req[2] = { -1, -1 }, umip_resp[2] = { -1, -1 };
+
+static int umip_child_start(void)
+{
+	long n;
+
+	if (pipe(umip_req) || pipe(umip_resp))
+		return -1;
+	switch (fork()) {
+	case -1:
+		return -1;
+	case 0:
+		while (read(umip_req[0], &n, sizeof(n)) == sizeof(n)) {
+			double t = now_ns();
+
+			smsws(n);
+			t = (now_ns() - t) / n;
+			if (write(umip_resp[1], &t, sizeof(t)) != sizeof(t))
+				break;
+		}
+		_exit(0);
+	}
+	return 0;
+}
+
+static double umip_child_time(long n)
+{
+	double t;
+
+	if (write(umip_req[1], &n, sizeof(n)) != sizeof(n) ||
+	    read(umip_resp[0], &t, sizeof(t)) != sizeof(t)) {
+		perror("adi-bench: the UMIP child");
+		exit(1);
+	}
+	return t;
+}
 
 /* ns per operation of @op, one timing. */
 static double time_op(enum op op, const struct bench_mem *m)
@@ -146,7 +191,8 @@ static double time_op(enum op op, const struct bench_mem *m)
 	t = now_ns();
 	switch (op) {
 	case GETPPID: getppids(n); break;
-	case UMIP: smsws(n); break;
+	case UMIP: return umip_child_time(n);
+	case UMIP_ADI: smsws(n); break;
 	case LOAD: loads((uint64_t *)v, n); break;
 	case STORE: stores((uint64_t *)v, n); break;
 	case MOVDQU: sse_loads(v, n); break;
@@ -163,15 +209,19 @@ static double time_op(enum op op, const struct bench_mem *m)
 static int checked(int rounds)
 {
 	size_t len = 64 * 1024;
-	struct bench_mem m = {
-		.adi = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_ADI,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-		.plain = malloc(len),
-	};
+	struct bench_mem m;
 	double ns[NR_OPS][MAX_ROUNDS], per_getppid[NR_OPS][MAX_ROUNDS], per_umip[NR_OPS][MAX_ROUNDS];
 	double lo, hi, umip;
 	int r, i;
 
+	/* First: the child must not inherit an mm that uses ADI. */
+	if (umip_child_start()) {
+		perror("adi-bench: starting the UMIP child");
+		return 1;
+	}
+	m.adi = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_ADI,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	m.plain = malloc(len);
 	if (m.adi == MAP_FAILED || !m.plain || adi_set_version(m.adi, len, 5)) {
 		perror("adi-bench: ADI memory");
 		return 1;
