@@ -377,6 +377,223 @@ static void test_flag_sweep(void)
 	}
 }
 
+/* ---- lods, scas, cmps: done whole, element by element ------------------- */
+
+/* DF set inside the form and cleared before the C code sees it again. */
+FORM(str_lodsb, "lodsb");
+FORM(str_lodsw, "lodsw");
+FORM(str_lodsl, "lodsl");
+FORM(str_lodsq, "lodsq");
+FORM(str_rep_lodsb, "rep lodsb");
+FORM(str_scasb, "scasb");
+FORM(str_repne_scasb, "repne scasb");
+FORM(str_repe_scasb, "repe scasb");
+FORM(str_repne_scasl, "repne scasl");
+FORM(str_repe_scasq, "repe scasq");
+FORM(str_std_repne_scasb, "std\n\trepne scasb\n\tcld");
+FORM(str_cmpsb, "cmpsb");
+FORM(str_repe_cmpsb, "repe cmpsb");
+FORM(str_repe_cmpsq, "repe cmpsq");
+FORM(str_repne_cmpsw, "repne cmpsw");
+FORM(str_std_repe_cmpsb, "std\n\trepe cmpsb\n\tcld");
+
+struct str_case {
+	const char *text;
+	void (*fn)(void);
+	int si_off, di_off;	/* from mem; -1: the register is not used */
+	long rcx;
+	int rax_from;		/* rax = the 8 bytes at this offset, or -1: 0 */
+	int equal;		/* bytes at di_off made equal to si_off's */
+	int scan_end;		/* for scas: bytes from di_off the same as rax's low byte */
+};
+
+/*
+ * Runs that cross 64-byte blocks and the page boundary at 4096.  The fill
+ * repeats every 256 bytes: compared ranges sit at distances that are no
+ * multiple of 256, so they differ wherever a case does not make them equal.
+ */
+static const struct str_case str_cases[] = {
+	{ "lodsb", str_lodsb, 1024, -1, 0, -1, 0, 0 },
+	{ "lodsw", str_lodsw, 1026, -1, 0, -1, 0, 0 },
+	{ "lodsl", str_lodsl, 1030, -1, 0, -1, 0, 0 },
+	{ "lodsq", str_lodsq, 4092, -1, 0, -1, 0, 0 },
+	{ "rep lodsb, 300 bytes", str_rep_lodsb, 3900, -1, 300, -1, 0, 0 },
+	{ "scasb", str_scasb, -1, 1024, 0, 1024, 0, 0 },
+	{ "repne scasb, found after 201", str_repne_scasb, -1, 3900, 1000, 4100, 0, 0 },
+	{ "repne scasb, not found in 150", str_repne_scasb, -1, 1024, 150, 3000, 0, 0 },
+	{ "repe scasb, 130 the same", str_repe_scasb, -1, 1000, 400, 1000, 0, 130 },
+	{ "repne scasl, found after 40", str_repne_scasl, -1, 1024, 100, 1184, 0, 0 },
+	{ "repe scasq, rcx runs out", str_repe_scasq, -1, 1024, 20, 1024, 0, 200 },
+	{ "std; repne scasb, found 90 back", str_std_repne_scasb, -1, 4150, 500, 4060, 0, 0 },
+	{ "cmpsb", str_cmpsb, 1024, 6200, 0, -1, 1, 0 },
+	{ "repe cmpsb, 300 equal", str_repe_cmpsb, 3900, 5000, 1000, -1, 300, 0 },
+	{ "repe cmpsb, rcx runs out", str_repe_cmpsb, 1024, 6200, 256, -1, 300, 0 },
+	{ "repe cmpsq, 33 equal", str_repe_cmpsq, 1024, 6200, 100, -1, 264, 0 },
+	{ "repne cmpsw, first equal at 50", str_repne_cmpsw, 1024, 6200, 200, -1, 0, 0 },
+	{ "std; repe cmpsb, 100 equal", str_std_repe_cmpsb, 4150, 7000, 400, -1, 0, 0 },
+};
+
+/* The memory a case starts from: the fill, then its equal runs. */
+static void str_setup(const struct str_case *c)
+{
+	fill();
+	if (c->equal)
+		memcpy(mem + c->di_off, mem + c->si_off, c->equal);
+	if (c->scan_end)
+		memset(mem + c->di_off, mem[c->rax_from], c->scan_end);
+	if (c->fn == str_repne_cmpsw)	/* the 50th word of each the same */
+		memcpy(mem + c->di_off + 98, mem + c->si_off + 98, 2);
+	if (c->fn == str_std_repe_cmpsb)	/* 100 equal bytes, going down */
+		memcpy(mem + c->di_off - 99, mem + c->si_off - 99, 100);
+}
+
+static void str_regs(const struct str_case *c, struct cpu *cpu, int versioned)
+{
+	memset(cpu, 0, sizeof(*cpu));
+	cpu->flags = FLAGS_IN & ~0x400UL;
+	if (c->si_off >= 0)
+		cpu->r[RSI] = (uintptr_t)(versioned ? adi_make_ptr(mem + c->si_off, V_GOOD) :
+					  mem + c->si_off);
+	if (c->di_off >= 0)
+		cpu->r[RDI] = (uintptr_t)(versioned ? adi_make_ptr(mem + c->di_off, V_GOOD) :
+					  mem + c->di_off);
+	cpu->r[RCX] = c->rcx;
+	if (c->rax_from >= 0)
+		memcpy(&cpu->r[RAX], mem + c->rax_from, 8);
+	else
+		cpu->r[RAX] = 0x8080808080808080ULL;
+}
+
+static void test_strings(void)
+{
+	static char want_mem[2 * PAGE];
+	uint64_t version = (uint64_t)V_GOOD << 60;
+
+	for (size_t i = 0; i < sizeof(str_cases) / sizeof(str_cases[0]); i++) {
+		const struct str_case *c = &str_cases[i];
+		struct cpu want, got;
+		long before, elements;
+		char why[160] = "as on plain memory";
+
+		str_setup(c);
+		str_regs(c, &want, 0);
+		run_form(&want, c->fn);
+		memcpy(want_mem, mem, sizeof(want_mem));
+		if (c->si_off >= 0)
+			want.r[RSI] |= version;
+		if (c->di_off >= 0)
+			want.r[RDI] |= version;
+		/* The elements the CPU did: one, or what rcx counted down. */
+		elements = c->rcx ? c->rcx - (long)want.r[RCX] : 1;
+
+		str_setup(c);
+		str_regs(c, &got, 1);
+		before = adi_counter("emulated");
+		run_form(&got, c->fn);
+		for (int r = 0; r < 16; r++) {
+			if (r != RSP && got.r[r] != want.r[r]) {
+				snprintf(why, sizeof(why), "%s got %#lx, want %#lx", reg_name[r],
+					 (unsigned long)got.r[r], (unsigned long)want.r[r]);
+				break;
+			}
+		}
+		if (!strcmp(why, "as on plain memory") && ((got.flags ^ want.flags) & FLAGS_COMPARED))
+			snprintf(why, sizeof(why), "flags got %#lx, want %#lx",
+				 (unsigned long)(got.flags & FLAGS_COMPARED),
+				 (unsigned long)(want.flags & FLAGS_COMPARED));
+		if (!strcmp(why, "as on plain memory") && memcmp(mem, want_mem, sizeof(want_mem)))
+			snprintf(why, sizeof(why), "memory changed");
+		tap_ok(!strcmp(why, "as on plain memory"), "%s (%ld elements): registers, flags "
+		       "and memory (%s)", c->text, elements, why);
+		if (before >= 0)
+			tap_eq_long(adi_counter("emulated") - before, elements,
+				    "%s: every element done by the handler (emulated count)", c->text);
+	}
+}
+
+/*
+ * A repe cmpsb over equal bytes meets a block of another version in its
+ * fourth block: the SIGSEGV names that block, and the handler sees rsi,
+ * rdi and rcx at that element, as single-stepping left them.
+ */
+static void test_string_mismatch(void)
+{
+	char *src = adi_make_ptr(mem + 1024, V_GOOD), *dst = adi_make_ptr(mem + 5120, V_GOOD);
+	struct cpu c;
+	int sig;
+
+	fill();
+	memcpy(mem + 5120, mem + 1024, 512);
+	if (adi_set_version(mem + 5120 + 192, 64, V_GOOD + 2)) {
+		tap_ok(0, "repe cmpsb into a block of another version: setting its version: %s",
+		       strerror(errno));
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	c.flags = FLAGS_IN & ~0x400UL;
+	c.r[RSI] = (uintptr_t)src;
+	c.r[RDI] = (uintptr_t)dst;
+	c.r[RCX] = 512;
+	sig = TRY(run_form(&c, str_repe_cmpsb));
+	tap_eq_long(sig, SIGSEGV, "repe cmpsb into a block of another version: signal");
+	tap_eq_long(caught.code, SEGV_ADIPERR, "repe cmpsb into a block of another version: "
+		    "si_code (SEGV_ADIPERR)");
+	tap_eq_long((long)caught.addr, (long)(dst + 192),
+		    "repe cmpsb into a block of another version: si_addr is that block");
+	tap_eq_long(caught.gregs[REG_RCX], 512 - 192,
+		    "repe cmpsb into a block of another version: rcx at that element");
+	tap_eq_long(caught.gregs[REG_RSI], (long)(src + 192),
+		    "repe cmpsb into a block of another version: rsi at that element, versioned");
+	tap_eq_long(caught.gregs[REG_RDI], (long)(dst + 192),
+		    "repe cmpsb into a block of another version: rdi at that element, versioned");
+	adi_set_version(mem + 5120 + 192, 64, V_GOOD);
+}
+
+/*
+ * repne scasb that runs into a PROT_NONE page: the CPU faults on the first
+ * byte there, through the plain pointer and through the versioned one,
+ * with the same code, address and rcx.
+ */
+static void test_string_fault(void)
+{
+	struct cpu c;
+	struct caught plain;
+	int sig;
+
+	fill();
+	memset(mem + 4000, 1, 96);
+	if (mprotect(mem + PAGE, PAGE, PROT_NONE | PROT_ADI)) {
+		tap_ok(0, "repne scasb into PROT_NONE: mprotect: %s", strerror(errno));
+		return;
+	}
+	for (int versioned = 0; versioned < 2; versioned++) {
+		memset(&c, 0, sizeof(c));
+		c.flags = FLAGS_IN & ~0x400UL;
+		c.r[RDI] = (uintptr_t)(versioned ? adi_make_ptr(mem + 4000, V_GOOD) : mem + 4000);
+		c.r[RCX] = 300;
+		c.r[RAX] = 0;		/* no 0 in the scanned bytes */
+		sig = TRY(run_form(&c, str_repne_scasb));
+		if (!versioned) {
+			plain = caught;
+			tap_ok(sig == SIGSEGV && plain.code == SEGV_ACCERR,
+			       "repne scasb into PROT_NONE, plain pointer: got signal %d code %d, "
+			       "want %d code %d", sig, plain.code, SIGSEGV, SEGV_ACCERR);
+			continue;
+		}
+		tap_ok(sig == plain.signo && caught.code == plain.code &&
+		       caught.addr == plain.addr && caught.rip == plain.rip,
+		       "repne scasb into PROT_NONE, versioned: same fault (got signal %d code %d "
+		       "addr %p ip %#lx, want %d %d %p %#lx)", sig, caught.code, caught.addr,
+		       caught.rip, plain.signo, plain.code, plain.addr, plain.rip);
+		tap_eq_long(caught.gregs[REG_RCX], plain.gregs[REG_RCX],
+			    "repne scasb into PROT_NONE, versioned: rcx as the plain run's");
+		tap_eq_long(caught.gregs[REG_RDI],
+			    plain.gregs[REG_RDI] | (long)((uint64_t)V_GOOD << 60),
+			    "repne scasb into PROT_NONE, versioned: rdi as the plain run's, versioned");
+	}
+	mprotect(mem + PAGE, PAGE, PROT_READ | PROT_WRITE | PROT_ADI);
+}
+
 /* ---- faults: the CPU raises them itself ---------------------------------- */
 
 FORM(fault_store, "movl %ecx, (%rbx)");
@@ -695,6 +912,9 @@ int main(int argc, char **argv)
 	must_set_version(mem, 2 * PAGE, V_GOOD);
 	tap_group("emulate forms", test_forms);
 	tap_group("emulate flags", test_flag_sweep);
+	tap_group("emulate strings", test_strings);
+	tap_group("emulate string mismatch", test_string_mismatch);
+	tap_group("emulate string fault", test_string_fault);
 	tap_group("emulate faults", test_faults);
 	tap_group("emulate sealed", test_sealed);
 	tap_group("emulate watchpoint", test_watchpoint);
