@@ -20,6 +20,7 @@
  *               booted with adi=off; says whether ADI's paths were on
  *               (/sys/kernel/debug/adi/paths_on) before and after.
  */
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,9 +213,21 @@ static int checked(int rounds)
 	struct bench_mem m;
 	double ns[NR_OPS][MAX_ROUNDS], per_getppid[NR_OPS][MAX_ROUNDS], per_umip[NR_OPS][MAX_ROUNDS];
 	double lo, hi, umip;
+	cpu_set_t cpu0;
 	int r, i;
 
-	/* First: the child must not inherit an mm that uses ADI. */
+	/*
+	 * One CPU for the process and the child it forks: under TCG each
+	 * vCPU is a host thread of its own, and the floor must be timed on
+	 * the same one as the accesses it is compared with.
+	 */
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	if (sched_setaffinity(0, sizeof(cpu0), &cpu0)) {
+		perror("adi-bench: sched_setaffinity");
+		return 1;
+	}
+	/* Then: the child must not inherit an mm that uses ADI. */
 	if (umip_child_start()) {
 		perror("adi-bench: starting the UMIP child");
 		return 1;

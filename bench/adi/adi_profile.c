@@ -4,12 +4,17 @@
  * function.  The process samples its own CPU clock (a perf software event,
  * every 10 us of its CPU time, kernel and user IPs) while it repeats the
  * operation for a few seconds, then prints the share of samples in each
- * kernel function, most first, and the share in user mode.
+ * kernel function, most first, and the share in user mode; then the same
+ * samples summed by stage of the trap (fetch, decode, version lookup,
+ * emulation, ...).
  *
  *   adi_profile [-s SECONDS] OP...     (each OP in turn, 3 s each)
  *     OP: load, store (a checked 8-byte mov through a versioned pointer),
  *         umip (smsw: UMIP's #GP emulation, the floor adi_bench compares
- *         with), getppid
+ *         with), getppid.  The ADI memory is mapped at the first load
+ *         or store: a umip given before them runs in a process that
+ *         does not use ADI yet, as the floor should; after them it also
+ *         pays ADI's decode, which comes first in such a process.
  *
  * The sample is taken in the timer interrupt, so code that runs with
  * interrupts off (the exception entry, before the handler enables them)
@@ -151,6 +156,76 @@ static int by_count(const void *a, const void *b)
 	return (x->count < y->count) - (x->count > y->count);
 }
 
+/*
+ * The stages of a trapped access, by the kernel functions that do them;
+ * the first matching prefix wins.  Functions inlined into another count
+ * as that one: adi_check_fast() as adi_check_access(), for example.
+ */
+static const struct {
+	const char *prefix;
+	const char *stage;
+} stages[] = {
+	{ "insn_fetch_from_user", "fetch the instruction" },
+	{ "_copy_from_user", "fetch the instruction" },
+	{ "rep_movs_alternative", "fetch the instruction" },
+	{ "insn_", "decode (insn-decoder)" },
+	{ "inat_", "decode (insn-decoder)" },
+	{ "fixup_umip_exception", "UMIP (its checks and emulation)" },
+	{ "umip_", "UMIP (its checks and emulation)" },
+	{ "___ratelimit", "UMIP (its rate-limited log line)" },
+	{ "gup_", "ADI version lookup (page walk, VMA, versions)" },
+	{ "get_user_pages_fast", "ADI version lookup (page walk, VMA, versions)" },
+	{ "lock_vma_under_rcu", "ADI version lookup (page walk, VMA, versions)" },
+	{ "vma_end_read", "ADI version lookup (page walk, VMA, versions)" },
+	{ "mas_", "ADI version lookup (page walk, VMA, versions)" },
+	{ "xas_", "ADI version lookup (page walk, VMA, versions)" },
+	{ "put_page", "ADI version lookup (page walk, VMA, versions)" },
+	{ "adi_check_access", "ADI version lookup (page walk, VMA, versions)" },
+	{ "adi_page_version", "ADI version lookup (page walk, VMA, versions)" },
+	{ "adi_emulate", "ADI emulation (the access, registers, flags)" },
+	{ "__get_user", "ADI emulation (the access, registers, flags)" },
+	{ "__put_user", "ADI emulation (the access, registers, flags)" },
+	{ "adi_mark_in_use", "ADI emulation (the access, registers, flags)" },
+	{ "adi_", "ADI decode and classification" },
+	{ "exc_", "exception entry and exit" },
+	{ "asm_exc_", "exception entry and exit" },
+	{ "irqentry_", "exception entry and exit" },
+	{ "error_entry", "exception entry and exit" },
+	{ "handle_softirqs", "interrupts (the sampler's own timer too)" },
+	{ "__do_softirq", "interrupts (the sampler's own timer too)" },
+	{ "[user mode]", "user mode (the loop)" },
+};
+
+static const char *stage_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++)
+		if (!strncmp(name, stages[i].prefix, strlen(stages[i].prefix)))
+			return stages[i].stage;
+	return "other";
+}
+
+/* The same samples summed by stage, most first. */
+static void report_stages(const struct share *shares, size_t nshares, size_t total)
+{
+	struct share by_stage[sizeof(stages) / sizeof(stages[0]) + 1];
+	size_t n = 0;
+
+	for (size_t i = 0; i < nshares; i++) {
+		const char *stage = stage_of(shares[i].name);
+		size_t j;
+
+		for (j = 0; j < n && strcmp(by_stage[j].name, stage); j++)
+			;
+		if (j == n)
+			by_stage[n++] = (struct share){ stage, 0 };
+		by_stage[j].count += shares[i].count;
+	}
+	qsort(by_stage, n, sizeof(*by_stage), by_count);
+	printf("## by stage\n");
+	for (size_t j = 0; j < n; j++)
+		printf("%-48s %6.1f%%\n", by_stage[j].name, 100.0 * by_stage[j].count / total);
+}
+
 /* Samples per kernel symbol (and "[user]"), most first. */
 static void report(const struct sampler *s, const struct ksyms *ks, const char *op)
 {
@@ -189,6 +264,7 @@ static void report(const struct sampler *s, const struct ksyms *ks, const char *
 	for (size_t j = 0; j < nshares && j < TOP; j++)
 		printf("%-40s %7zu %6.1f%%\n", shares[j].name, shares[j].count,
 		       100.0 * shares[j].count / s->n);
+	report_stages(shares, nshares, s->n);
 	free(shares);
 }
 
@@ -245,7 +321,7 @@ int main(int argc, char **argv)
 	size_t len = 64 * 1024;
 	struct sampler s = { 0 };
 	struct ksyms ks;
-	char *mem;
+	char *mem = NULL;
 	int i = 1, err;
 
 	if (argc > 2 && !strcmp(argv[1], "-s")) {
@@ -262,13 +338,6 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	mem = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_ADI,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED || adi_set_version(mem, len, 5)) {
-		perror("adi-profile: ADI memory");
-		return 1;
-	}
-	memset(mem, 1, len);
 	err = ksyms_load(&ks);
 	if (err || ks.hidden) {
 		fprintf(stderr, "adi-profile: no kernel symbols (%s)\n",
@@ -281,6 +350,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (; i < argc; i++) {
+		/*
+		 * ADI memory is mapped at the first checked operation: until
+		 * then this process does not use ADI, and its smsw takes the
+		 * path of any other process.
+		 */
+		if (!mem && (!strcmp(argv[i], "load") || !strcmp(argv[i], "store"))) {
+			mem = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_ADI,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (mem == MAP_FAILED || adi_set_version(mem, len, 5)) {
+				perror("adi-profile: ADI memory");
+				return 1;
+			}
+			memset(mem, 1, len);
+		}
 		err = profile(&s, argv[i], mem, seconds);
 		if (err || !s.n) {
 			fprintf(stderr, "adi-profile: %s: %s\n", argv[i],
