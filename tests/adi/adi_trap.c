@@ -5,9 +5,11 @@
  * (the stripped access faults), page faults during the step, threads,
  * and a thread re-versioning memory while another reads it.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -203,6 +205,65 @@ static void *thread_work(void *arg)
 	return (void *)(uintptr_t)(work(p, ROUNDS % 64 + 1) == expected(ROUNDS % 64 + 1));
 }
 
+/*
+ * UMIP in a process that uses ADI: the #GP handler asks ADI first, which
+ * must decline UMIP's instructions and leave them to UMIP's emulation.
+ * smsw to a register gives the same value as in a process without ADI
+ * (a child forked before any ADI mapping).  smsw to memory through a
+ * versioned pointer is UMIP's store, made by the kernel's user-access
+ * code, which checks versions: stored when the version matches, SIGSEGV
+ * and nothing stored when it does not.
+ */
+static unsigned long smsw_reg(void)
+{
+	unsigned long msw = 0;
+
+	__asm__ volatile("smsw %k0" : "+r"(msw));
+	return msw;
+}
+
+static void test_umip(void)
+{
+	unsigned long in_child = 0, here;
+	int p[2], status = 0;
+	uint16_t *word;
+	pid_t pid;
+	int sig;
+
+	if (pipe(p)) {
+		tap_ok(0, "umip: pipe: %s", strerror(errno));
+		return;
+	}
+	/* This group runs in a fresh child: no ADI memory in it yet. */
+	pid = fork();
+	if (pid == 0) {
+		unsigned long v = smsw_reg();
+
+		_exit(write(p[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) || read(p[0], &in_child, sizeof(in_child)) != sizeof(in_child)) {
+		tap_ok(0, "umip: smsw in a process without ADI (fork %d, status %#x)", pid, status);
+		return;
+	}
+	word = adi_map(4096);
+	must_set_version(word, 64, 2);
+	here = smsw_reg();
+	tap_eq_long(here, in_child, "umip: smsw to a register in a process that uses ADI");
+
+	*(uint16_t *)adi_make_ptr(word, 2) = 0x5a5a;
+	sig = TRY(__asm__ volatile("smsw (%0)" : : "r"(adi_make_ptr(word, 2)) : "memory"));
+	tap_eq_long(sig, 0, "umip: smsw through a matching versioned pointer: signal");
+	tap_eq_long(*(uint16_t *)adi_make_ptr(word, 2), (uint16_t)in_child,
+		    "umip: smsw through a matching versioned pointer: stored");
+
+	*(uint16_t *)adi_make_ptr(word, 2) = 0x5a5a;
+	sig = TRY(__asm__ volatile("smsw (%0)" : : "r"(adi_make_ptr(word, 1)) : "memory"));
+	tap_eq_long(sig, SIGSEGV, "umip: smsw through a mismatching versioned pointer: signal");
+	tap_eq_long(*(uint16_t *)adi_make_ptr(word, 2), 0x5a5a,
+		    "umip: smsw through a mismatching versioned pointer: nothing stored");
+}
+
 static void test_threads(void)
 {
 	pthread_t t[THREADS];
@@ -273,6 +334,7 @@ int main(void)
 	tap_group("ptrace-step", test_ptrace_step);
 	tap_group("ptrace-step-emulated", test_ptrace_step_emulated);
 	tap_group("fault-during-step", test_fault_during_step);
+	tap_group("umip", test_umip);
 	tap_group("threads", test_threads);
 	tap_group("reversion-race", test_race);
 	return tap_done();
