@@ -8,4 +8,5 @@
 #define DECLARE_PER_CPU(type, name) extern __typeof__(type) name
 #define this_cpu_inc(var) ((void)&(var))
 #define this_cpu_dec(var) ((void)&(var))
+#define this_cpu_add(var, n) ((void)&(var), (void)(n))
 #endif
