@@ -16,6 +16,7 @@
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -61,25 +62,97 @@ static void version_region(char *p, size_t len)
 	}
 }
 
-/* Every block: the version reads back and the data reads through it. */
-static int verify_region(char *p, size_t len)
+/*
+ * Every block: the version reads back and the data reads through it.
+ * The first block that fails, or -1; what it held goes to *@ver and
+ * *@data (the data is read only through the right version: a load
+ * through another one would fault).
+ */
+static long first_bad_block(char *p, size_t len, int *ver, uint64_t *data)
 {
 	for (size_t b = 0; b < len / BLK; b++) {
 		unsigned int v = 1 + b % 14;
 
-		if (adi_get_version(p + b * BLK) != (int)v)
-			return 0;
-		if (*(volatile uint64_t *)adi_make_ptr(p + b * BLK, v) != b * 3 + 1)
-			return 0;
+		*data = 0;
+		*ver = adi_get_version(p + b * BLK);
+		if (*ver != (int)v)
+			return b;
+		*data = *(volatile uint64_t *)adi_make_ptr(p + b * BLK, v);
+		if (*data != b * 3 + 1)
+			return b;
 	}
-	return 1;
+	return -1;
+}
+
+static int verify_region(char *p, size_t len)
+{
+	uint64_t data;
+	int ver;
+
+	return first_bad_block(p, len, &ver, &data) < 0;
+}
+
+/*
+ * A load from block 0 of a region version_region() set up (version 1)
+ * through another version: TRY()'s value, details in 'caught'.
+ */
+static int mismatch_load(char *p)
+{
+	return TRY((void)*(volatile uint64_t *)adi_make_ptr(p, 15 - (1 % 14)));
 }
 
 static int mismatch_caught(char *p)
 {
-	int sig = TRY((void)*(volatile uint64_t *)adi_make_ptr(p, 15 - (1 % 14)));
+	return mismatch_load(p) == SIGSEGV && caught.code == SEGV_ADIPERR;
+}
 
-	return sig == SIGSEGV && caught.code == SEGV_ADIPERR;
+/*
+ * Local checks in the style of tap.h's tap_eq_long(): each prints one TAP
+ * line that ends in what was seen and what was wanted, so that a failure
+ * in the guest says which condition failed without a rerun.
+ */
+
+/* verify_region() as a check: a failure names the first wrong block. */
+__attribute__((format(printf, 3, 4)))
+static int expect_region(char *p, size_t len, const char *fmt, ...)
+{
+	char tail[128];
+	uint64_t data;
+	va_list ap;
+	long b;
+	int ver, ok;
+
+	b = first_bad_block(p, len, &ver, &data);
+	if (b < 0)
+		snprintf(tail, sizeof(tail), "got all %zu blocks right", len / BLK);
+	else if (ver != (int)(1 + b % 14))
+		snprintf(tail, sizeof(tail), "block %ld of %zu: got version %d, want %ld",
+			 b, len / BLK, ver, 1 + b % 14);
+	else
+		snprintf(tail, sizeof(tail), "block %ld of %zu: got data %#llx, want %#lx",
+			 b, len / BLK, (unsigned long long)data, (unsigned long)b * 3 + 1);
+	va_start(ap, fmt);
+	ok = tap_ok_tail(b < 0, tail, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+/*
+ * mismatch_caught() as a check: the load, then adi_expect_perr() on what
+ * it raised, at any address, as mismatch_caught() (the message shows
+ * signal, si_code and address).
+ */
+__attribute__((format(printf, 2, 3)))
+static int expect_mismatch_caught(char *p, const char *fmt, ...)
+{
+	va_list ap;
+	int ok;
+
+	mismatch_load(p);
+	va_start(ap, fmt);
+	ok = adi_expect_code_v(SEGV_ADIPERR, fmt, ap);
+	va_end(ap);
+	return ok;
 }
 
 static int resident_pages(char *p, size_t len)
@@ -104,23 +177,25 @@ static void test_cow(void)
 	version_region(p, len);
 	pid = fork();
 	if (pid == 0) {
-		int ok;
-
+		/* The exit status says which step failed (the parent's message). */
 		p[8] = 1;		/* copy the first page on write */
-		ok = verify_region(p, len) && mismatch_caught(p);
-		if (ok && fork() == 0) {
+		if (!verify_region(p, len))
+			_exit(1);
+		if (!mismatch_caught(p))
+			_exit(2);
+		if (fork() == 0) {
 			p[PG + 8] = 2;	/* a grandchild copies another page */
 			_exit(verify_region(p, len) ? 0 : 1);
 		}
 		wait(&status);
-		_exit(ok && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1);
+		_exit(WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 3);
 	}
 	p[2 * PG + 8] = 3;		/* the parent writes first on another page */
-	waitpid(pid, &status, 0);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "fork: the child's and grandchild's copies on write keep every version");
-	tap_ok(verify_region(p, len) && mismatch_caught(p),
-	       "fork: the parent's copies on write keep every version");
+	tap_wait_exit0(pid, "fork: the child's and grandchild's copies on write keep every "
+		       "version (%s)",
+		       "exit 1: child's versions, 2: child's mismatch, 3: grandchild's versions");
+	expect_region(p, len, "fork: the parent's copies on write keep every version");
+	expect_mismatch_caught(p, "fork: the parent's copies on write still catch a mismatch");
 }
 
 #define CGROUP "/sys/fs/cgroup/adi-mm"
@@ -177,17 +252,20 @@ static int push_out(char *p, size_t len)
 
 static void pageout_and_verify(const char *what, char *p, size_t len)
 {
-	long restored = adi_counter("swap_restored");
+	long restored = adi_counter("swap_restored"), saved;
 	int resident;
 
 	version_region(p, len);
 	resident = push_out(p, len);
-	tap_ok(resident == 0 && adi_counter("swap_saved") > 0,
-	       "%s: the versioned pages left memory for swap (resident %d, saved versions %ld)",
-	       what, resident, adi_counter("swap_saved"));
-	tap_ok(verify_region(p, len) && mismatch_caught(p) &&
-	       adi_counter("swap_restored") > restored,
-	       "%s: back from swap with every version and byte", what);
+	saved = adi_counter("swap_saved");
+	tap_eq_long(resident, 0, "%s: the versioned pages left memory for swap: pages resident",
+		    what);
+	tap_ok(saved > 0, "%s: their versions were saved: got %ld saved, want at least 1",
+	       what, saved);
+	expect_region(p, len, "%s: back from swap with every version and byte", what);
+	expect_mismatch_caught(p, "%s: back from swap, a mismatch is still caught", what);
+	tap_grew(restored, adi_counter("swap_restored"), "%s: versions restored from swap",
+		 what);
 }
 
 static void test_swap(void)
@@ -262,33 +340,41 @@ static void test_swap_save_failure(void)
 	}
 	resident = push_out_tries(p, len, 20);
 	fail_version_allocations(0);
-	tap_ok(resident == (int)(len / PG) && adi_counter("swap_save_failures") > failures,
-	       "no memory for saved versions: the versioned pages stay in memory (resident %d of %zu, %ld save failures)",
-	       resident, len / PG, adi_counter("swap_save_failures") - failures);
-	tap_ok(verify_region(p, len) && mismatch_caught(p),
-	       "those pages keep every version and byte");
+	tap_eq_long(resident, len / PG,
+		    "no memory for saved versions: the versioned pages stay: pages resident");
+	tap_grew(failures, adi_counter("swap_save_failures"),
+		 "no memory for saved versions: save failures counted");
+	expect_region(p, len, "those pages keep every version and byte");
+	expect_mismatch_caught(p, "those pages still catch a mismatch");
 	resident = push_out(p, len);
-	tap_ok(resident == 0 && verify_region(p, len) && mismatch_caught(p),
-	       "with memory back they go to swap and return with their versions (resident %d)",
-	       resident);
+	tap_eq_long(resident, 0, "with memory back they go to swap: pages resident");
+	expect_region(p, len, "with memory back they return from swap with every version");
+	expect_mismatch_caught(p, "with memory back, back from swap, a mismatch is still caught");
 }
 
 static void test_no_leak(void)
 {
-	pid_t pid = fork();
-	int status;
+	pid_t pid;
 
+	/* Without a swap disk nothing goes out: exit 1 would say nothing. */
+	if (!getenv("LK417_SWAP_DEV")) {
+		tap_skip("no swap disk", "no leak");
+		return;
+	}
+	pid = fork();
 	if (pid == 0) {
 		size_t len = 8 * PG;
 		char *p = adi_map(len);
 
 		version_region(p, len);
-		_exit(push_out(p, len) == 0 && adi_counter("swap_saved") > 0 ? 0 : 1);
+		/* The exit status says which failed (the parent's message). */
+		if (push_out(p, len) != 0)
+			_exit(1);
+		_exit(adi_counter("swap_saved") > 0 ? 0 : 2);
 	}
-	waitpid(pid, &status, 0);
 	/* Its swap entries are freed in batches; swapoff at the end checks. */
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "a process exits with versions of its memory on swap");
+	tap_wait_exit0(pid, "a process exits with versions of its memory on swap (%s)",
+		       "exit 1: pages stayed resident, 2: no versions saved");
 }
 
 static int two_nodes(const char *what)
@@ -476,8 +562,8 @@ static void test_compaction(void)
 	}
 	tap_ok(moved > 0, "compaction moved %d of the %d spread-out versioned pages (%d pass(es))",
 	       moved, N, tries);
-	tap_ok(verify_region(p, len) && mismatch_caught(p),
-	       "after compaction every block keeps its version and data");
+	expect_region(p, len, "after compaction every block keeps its version and data");
+	expect_mismatch_caught(p, "after compaction a mismatch is still caught");
 }
 
 /* AnonHugePages of the mapping at @p, in kB. */
@@ -506,7 +592,8 @@ static void test_thp(void)
 	char *raw = mmap(NULL, 2 * hlen, PROT_READ | PROT_WRITE | PROT_ADI,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *p = (char *)(((uintptr_t)raw + hlen - 1) & ~(hlen - 1));
-	int ret;
+	int ret, err;
+	long kb;
 
 	/* Small pages first, so that the collapse copies them. */
 	munmap(raw, p - raw);
@@ -515,22 +602,27 @@ static void test_thp(void)
 	version_region(p, hlen);
 	madvise(p, hlen, MADV_HUGEPAGE);
 	ret = madvise(p, hlen, MADV_COLLAPSE);
-	tap_ok(ret == 0 && anon_huge_kb(p) == 2048,
-	       "MADV_COLLAPSE made a huge page of the versioned small pages (%s, AnonHugePages %ld kB)",
-	       ret ? strerror(errno) : "ok", anon_huge_kb(p));
-	tap_ok(verify_region(p, hlen) && mismatch_caught(p), "the collapsed huge page keeps every version");
+	err = errno;	/* before anon_huge_kb()'s stdio can change it */
+	kb = anon_huge_kb(p);
+	tap_eq_long(ret, 0, "MADV_COLLAPSE of the versioned small pages succeeds (%s)",
+		    ret ? tap_errname(err) : "ok");
+	tap_eq_long(kb, 2048, "MADV_COLLAPSE made a huge page of them: AnonHugePages in kB");
+	expect_region(p, hlen, "the collapsed huge page keeps every version");
+	expect_mismatch_caught(p, "the collapsed huge page still catches a mismatch");
 	/* Split it again: mprotect half of it. */
 	mprotect(p, hlen / 2, PROT_READ | PROT_ADI);
 	mprotect(p, hlen / 2, PROT_READ | PROT_WRITE | PROT_ADI);
-	tap_ok(verify_region(p, hlen) && mismatch_caught(p),
-	       "after a split by partial mprotect (AnonHugePages now %ld kB)", anon_huge_kb(p));
+	kb = anon_huge_kb(p);
+	expect_region(p, hlen, "after a split by partial mprotect (AnonHugePages now %ld kB)", kb);
+	expect_mismatch_caught(p, "after a split by partial mprotect a mismatch is still caught");
 }
 
 static void test_hugetlb(void)
 {
 	size_t len = 2 << 20;
-	char *p;
-	int status = -1, fd;
+	char *p, first[48] = "none";
+	int fd;
+	long stale = 0;
 	pid_t pid;
 
 	fd = open("/proc/sys/vm/nr_hugepages", O_WRONLY);
@@ -545,25 +637,32 @@ static void test_hugetlb(void)
 	if (p == MAP_FAILED)
 		return;
 	version_region(p, 64 * PG);
-	tap_ok(verify_region(p, 64 * PG) && mismatch_caught(p), "hugetlb page versioned and checked");
+	expect_region(p, 64 * PG, "hugetlb page versioned");
+	expect_mismatch_caught(p, "hugetlb page checked: a mismatch is caught");
 	pid = fork();
 	if (pid == 0) {
 		p[8] = 1;
 		_exit(verify_region(p, 64 * PG) ? 0 : 1);
 	}
-	waitpid(pid, &status, 0);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && verify_region(p, 64 * PG),
-	       "hugetlb copy-on-write after fork keeps every version");
+	tap_wait_exit0(pid, "hugetlb copy-on-write after fork keeps every version in the child");
+	expect_region(p, 64 * PG,
+		      "hugetlb copy-on-write after fork keeps every version in the parent");
 	munmap(p, len);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_ADI,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
-	{
-		int fresh = 1;
+	if (!tap_ok(p != MAP_FAILED, "a hugetlb page from the pool maps again (%s)",
+		    p == MAP_FAILED ? tap_errname(errno) : "ok"))
+		return;
+	for (size_t b = 0; b < 64 * PG / BLK; b++) {
+		int v = adi_get_version(p + b * BLK);
 
-		for (size_t b = 0; p != MAP_FAILED && b < 64 * PG / BLK; b++)
-			fresh &= adi_get_version(p + b * BLK) == 0;
-		tap_ok(p != MAP_FAILED && fresh, "a hugetlb page from the pool comes back with version 0");
+		if (v != 0 && stale++ == 0)
+			snprintf(first, sizeof(first), "block %zu, version %d", b, v);
 	}
+	/* Blocks with another version: want none. */
+	tap_eq_long(stale, 0,
+		    "a hugetlb page from the pool comes back with version 0 (first other: %s)",
+		    first);
 }
 
 /*
@@ -579,7 +678,7 @@ static void test_pinned_fork(void)
 	struct iovec iov = { p, len };
 	struct io_uring_params params = { 0 };
 	uint64_t parent_pfn[4];
-	int ring, status = -1;
+	int ring;
 	pid_t pid;
 
 	ring = syscall(__NR_io_uring_setup, 4, &params);
@@ -604,13 +703,13 @@ static void test_pinned_fork(void)
 			copied &= child_pfn[i] && child_pfn[i] != parent_pfn[i];
 		if (!copied)
 			_exit(2);
-		_exit(verify_region(p, len) && mismatch_caught(p) ? 0 : 1);
+		if (!verify_region(p, len))
+			_exit(1);
+		_exit(mismatch_caught(p) ? 0 : 3);
 	}
-	waitpid(pid, &status, 0);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "a pinned page copied at fork keeps every version in the child (got status %#x, want exit 0; exit 2: not copied, 1: versions lost)",
-	       status);
-	tap_ok(verify_region(p, len), "and the parent's pinned pages keep theirs");
+	tap_wait_exit0(pid, "a pinned page copied at fork keeps every version in the child (%s)",
+		       "exit 2: not copied, 1: versions lost, 3: mismatch not caught");
+	expect_region(p, len, "and the parent's pinned pages keep theirs");
 	close(ring);
 }
 
@@ -636,8 +735,8 @@ static void test_shmem_collapse(void)
 	ret = madvise(p, hlen, MADV_COLLAPSE);
 	tap_ok(ret == 0, "MADV_COLLAPSE made a huge page of versioned shmem pages (got %s, want success)",
 	       ret ? strerror(errno) : "success");
-	tap_ok(verify_region(p, hlen) && mismatch_caught(p),
-	       "the collapsed shmem huge page keeps every version");
+	expect_region(p, hlen, "the collapsed shmem huge page keeps every version");
+	expect_mismatch_caught(p, "the collapsed shmem huge page still catches a mismatch");
 	munmap(raw, 2 * hlen);
 	close(fd);
 }
@@ -646,7 +745,8 @@ static void test_shmem_collapse(void)
 static void test_hugetlb_migrate(void)
 {
 	size_t len = 2UL << 20;
-	int status, moves = 0, ok = 1;
+	int moves = 0, failed_moves = 0, lost = 0;
+	char first_failure[64] = "none";
 	void *page;
 	char *p;
 
@@ -663,17 +763,28 @@ static void test_hugetlb_migrate(void)
 	version_region(p, len);
 	page = p;
 	for (int round = 0; round < 4; round++) {
-		int node = round % 2, before = -1;
+		/*
+		 * status starts as -1, never a node: a call that does not write
+		 * it fails the round, and none reads the round before's.
+		 */
+		int node = round % 2, before = -1, status = -1;
+		long ret;
 
 		syscall(SYS_move_pages, 0, 1, &page, NULL, &before, 0);
-		if (syscall(SYS_move_pages, 0, 1, &page, &node, &status, MPOL_MF_MOVE) ||
-		    status != node)
-			ok = 0;
+		ret = syscall(SYS_move_pages, 0, 1, &page, &node, &status, MPOL_MF_MOVE);
+		if ((ret || status != node) && failed_moves++ == 0)
+			snprintf(first_failure, sizeof(first_failure),
+				 "round %d: returned %ld (%s), status %d, want node %d",
+				 round, ret, ret ? tap_errname(errno) : "ok", ret ? -1 : status,
+				 node);
 		moves += before != node && status == node;
-		ok &= verify_region(p, len);
+		lost += !verify_region(p, len);
 	}
-	tap_ok(ok && moves >= 2,
-	       "move_pages of a versioned hugetlb page between nodes keeps every version (%d moves, want at least 2)",
+	tap_eq_long(failed_moves, 0,
+		    "move_pages of a versioned hugetlb page: failed moves (first: %s)",
+		    first_failure);
+	tap_eq_long(lost, 0, "move_pages of a versioned hugetlb page: rounds that lost a version");
+	tap_ok(moves >= 2, "move_pages of a versioned hugetlb page: got %d real moves, want 2+",
 	       moves);
 	munmap(p, len);
 }
@@ -688,7 +799,32 @@ static void ksm_write(const char *name, const char *value)
 	char path[128];
 
 	snprintf(path, sizeof(path), "/sys/kernel/mm/ksm/%s", name);
-	write_file(path, value);
+	if (write_file(path, value))
+		tap_diag("ksm: cannot write %s to %s", value, path);
+}
+
+/* How long ksmd may take for three full scans of this small process. */
+#define KSM_WAIT_S	60
+
+/*
+ * Wait until ksmd has completed three more full scans.  Bounded: with
+ * ksmd not running (its run file not written) or full_scans unreadable
+ * (-1), the count never reaches the target and an unbounded wait would
+ * hang the suite until its timeout.  0 after a failed test that says so.
+ */
+static int ksm_wait_full_scans(const char *why)
+{
+	long full = ksm_value("full_scans"), now;
+	int waited = 0;
+
+	while ((now = ksm_value("full_scans")) < full + 3 && waited < KSM_WAIT_S * 1000) {
+		usleep(20000);
+		waited += 20;
+	}
+	if (now >= full + 3)
+		return 1;
+	return tap_ok(0, "%s: ksmd does 3 full scans in %d s: got %ld -> %ld, want %ld", why,
+		      KSM_WAIT_S, full, now, full + 3);
 }
 
 /*
@@ -720,38 +856,54 @@ static int ksm_pages_in(char *p, int n)
  */
 static void unmerge_by_mprotect(char *plain, size_t len)
 {
-	int n = len / PG, merged = ksm_pages_in(plain, n), ret, ok = 1;
-	long full;
+	int n = len / PG, merged = ksm_pages_in(plain, n), ret, err, bad = 0;
+	char first_bad[96] = "none";
 
 	ret = mprotect(plain, len, PROT_READ | PROT_WRITE | PROT_ADI);
-	tap_ok(merged > 0 && ret == 0 && ksm_pages_in(plain, n) == 0,
-	       "mprotect(PROT_ADI) on merged pages of a merge-all process succeeds and unmerges them (%d merged before, %s)",
-	       merged, ret ? strerror(errno) : "ok");
+	err = errno;	/* before anything below can change it */
+	tap_ok(merged > 0, "ksmd had merged the plain pages: got %d merged, want at least 1",
+	       merged);
+	tap_eq_long(ret, 0, "mprotect(PROT_ADI) on merged pages of a merge-all process (%s)",
+		    ret ? tap_errname(err) : "ok");
+	tap_eq_long(ksm_pages_in(plain, n), 0, "mprotect(PROT_ADI) unmerges them: pages merged");
 	for (int i = 0; i < n; i++)
 		must_set_version(plain + i * PG, PG, 1 + i % 14);
-	full = ksm_value("full_scans");
-	while (ksm_value("full_scans") < full + 3)
-		usleep(20000);
-	for (int i = 0; i < n; i++)
-		ok &= adi_get_version(plain + i * PG + PG - BLK) == 1 + i % 14 &&
-		      *(volatile uint64_t *)adi_make_ptr(plain + i * PG, 1 + i % 14) == 0x5a5a5a5a5a5a5a5aULL;
-	tap_ok(ok && ksm_pages_in(plain, n) == 0,
-	       "those pages keep their own versions and data and ksmd leaves them alone (%d merged)",
-	       ksm_pages_in(plain, n));
+	if (!ksm_wait_full_scans("PROT_ADI pages after unmerging"))
+		return;
+	for (int i = 0; i < n; i++) {
+		/* The data is read only through the right version: else it faults. */
+		int v = adi_get_version(plain + i * PG + PG - BLK);
+		uint64_t data = 0;
+
+		if (v == 1 + i % 14)
+			data = *(volatile uint64_t *)adi_make_ptr(plain + i * PG, 1 + i % 14);
+		if ((v != 1 + i % 14 || data != 0x5a5a5a5a5a5a5a5aULL) && bad++ == 0)
+			snprintf(first_bad, sizeof(first_bad),
+				 "page %d: version %d, data %#llx; want version %d, data 0x5a..5a",
+				 i, v, (unsigned long long)data, 1 + i % 14);
+	}
+	tap_eq_long(bad, 0, "those pages keep their own versions and data: wrong (first: %s)",
+		    first_bad);
+	tap_eq_long(ksm_pages_in(plain, n), 0, "and ksmd leaves them alone: pages merged");
 }
 
 static void test_ksm(void)
 {
 	size_t len = 32 * PG;
 	char *adi, *plain;
-	long full;
+	long shared, sharing;
+	int version;
 
 	if (prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0)) {
 		tap_skip("no KSM", "ksm");
 		return;
 	}
 	adi = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_ADI, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	tap_ok(adi != MAP_FAILED, "PROT_ADI works in a process with KSM merging enabled for all memory");
+	/* Nothing below can run without it: memset() would write to MAP_FAILED. */
+	if (!tap_ok(adi != MAP_FAILED,
+		    "PROT_ADI works in a process with KSM merging enabled for all memory (%s)",
+		    adi == MAP_FAILED ? tap_errname(errno) : "ok"))
+		return;
 	for (size_t i = 0; i < len; i += PG) {
 		memset(adi + i, 0x5a, PG);
 		must_set_version(adi + i, PG, 3);
@@ -759,21 +911,27 @@ static void test_ksm(void)
 	ksm_write("pages_to_scan", "1000");
 	ksm_write("sleep_millisecs", "10");
 	ksm_write("run", "1");
-	full = ksm_value("full_scans");
-	while (ksm_value("full_scans") < full + 3)
-		usleep(20000);
-	tap_ok(ksm_value("pages_shared") == 0 && ksm_value("pages_sharing") == 0 &&
-	       adi_get_version(adi + PG) == 3,
-	       "ksmd never merged the identical ADI pages (shared %ld)", ksm_value("pages_shared"));
+	if (!ksm_wait_full_scans("identical ADI pages"))
+		goto out;
+	shared = ksm_value("pages_shared");
+	sharing = ksm_value("pages_sharing");
+	version = adi_get_version(adi + PG);
+	tap_eq_long(shared, 0, "ksmd never merged the identical ADI pages: pages_shared");
+	tap_eq_long(sharing, 0, "ksmd never merged the identical ADI pages: pages_sharing");
+	tap_eq_long(version, 3, "the identical ADI pages keep their version after ksmd's scans");
 	/* Control: identical plain pages in the same process are merged. */
 	plain = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!tap_ok(plain != MAP_FAILED, "control: plain memory maps (%s)",
+		    plain == MAP_FAILED ? tap_errname(errno) : "ok"))
+		goto out;
 	memset(plain, 0x5a, len);
-	full = ksm_value("full_scans");
-	while (ksm_value("full_scans") < full + 3)
-		usleep(20000);
-	tap_ok(ksm_value("pages_sharing") > 0, "control: ksmd merges identical plain pages (sharing %ld)",
-	       ksm_value("pages_sharing"));
+	if (!ksm_wait_full_scans("identical plain pages"))
+		goto out;
+	sharing = ksm_value("pages_sharing");
+	tap_ok(sharing > 0, "control: ksmd merges identical plain pages: got %ld, want > 0",
+	       sharing);
 	unmerge_by_mprotect(plain, len);
+out:
 	ksm_write("run", "2");
 }
 
@@ -807,9 +965,20 @@ static void test_memcg_pressure(void)
 	char *p;
 	size_t bad;
 	long restored = adi_counter("swap_restored");
+	struct sysinfo si;
 
 	if (!getenv("LK417_SWAP_DEV")) {
 		tap_skip("no swap disk", "memory cgroup pressure");
+		return;
+	}
+	/*
+	 * Without swap (swapon failed in main()) nothing over memory.high can
+	 * be reclaimed and the kernel throttles each charge over it for up to
+	 * two seconds: 32 MiB over takes minutes, near the suite's timeout.
+	 */
+	if (sysinfo(&si) || !si.totalswap) {
+		tap_ok(0, "memory cgroup pressure: swap is on: got none, want %s",
+		       getenv("LK417_SWAP_DEV"));
 		return;
 	}
 	mkdir(CGROUP "/pressure", 0755);
@@ -824,9 +993,9 @@ static void test_memcg_pressure(void)
 	p = adi_map(len);
 	version_pages(p, len);
 	bad = verify_pages(p, len);
-	tap_ok(bad == 0 && adi_counter("swap_restored") > restored,
-	       "48 MiB versioned under a 16 MiB memory.high: every page's versions and data right after swap (%zu bad, %ld restored)",
-	       bad, adi_counter("swap_restored") - restored);
+	tap_eq_long(bad, 0, "48 MiB versioned under a 16 MiB memory.high: pages wrong after swap");
+	tap_grew(restored, adi_counter("swap_restored"),
+		 "48 MiB versioned under a 16 MiB memory.high: versions restored from swap");
 }
 
 /*
@@ -868,8 +1037,9 @@ static void stress_worker(unsigned int seed, int seconds)
 				*(volatile uint64_t *)adi_make_ptr(page, ver[i]) = i;
 				_exit(adi_get_version(page) == ver[i] ? 0 : 1);
 			}
-			waitpid(pid, &status, 0);
-			if (!WIFEXITED(status) || WEXITSTATUS(status))
+			/* No child or no status: a failure, not a stale status read. */
+			if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+			    WEXITSTATUS(status))
 				bad++;
 		}
 	}
@@ -883,16 +1053,25 @@ static void stress_worker(unsigned int seed, int seconds)
 static void test_stress(void)
 {
 	const char *stress = getenv("LK417_STRESS");
-	int seconds = stress && !strcmp(stress, "1") ? 600 : 30, failed = 0, status;
+	int seconds = stress && !strcmp(stress, "1") ? 600 : 30, failed = 0;
 	unsigned int seed = (unsigned int)time(NULL);
+	pid_t pid[4];
 
 	tap_diag("stress: 4 processes for %d s, seed %u", seconds, seed);
-	for (int w = 0; w < 4; w++)
-		if (fork() == 0)
-			stress_worker(seed + w, seconds);
 	for (int w = 0; w < 4; w++) {
-		wait(&status);
-		failed += !WIFEXITED(status) || WEXITSTATUS(status);
+		pid[w] = fork();
+		if (pid[w] == 0)
+			stress_worker(seed + w, seconds);
+	}
+	/*
+	 * Each worker by its pid: a worker that never started is a failed
+	 * one, and no wait() can return an earlier worker's status for it.
+	 */
+	for (int w = 0; w < 4; w++) {
+		int status = -1;
+
+		failed += pid[w] < 0 || waitpid(pid[w], &status, 0) != pid[w] ||
+			  !WIFEXITED(status) || WEXITSTATUS(status);
 	}
 	tap_ok(failed == 0, "stress (versioning, pageout, migration, fork for %d s, seed %u): no version lost (%d of 4 workers failed)",
 	       seconds, seed, failed);
@@ -935,8 +1114,9 @@ int main(void)
 		snprintf(cmd, sizeof(cmd), "swapoff %s", getenv("LK417_SWAP_DEV"));
 		ret = system(cmd);
 		saved = adi_counter("swap_saved");
-		tap_ok(ret == 0 && saved == 0,
-		       "after the processes exit and swapoff, no saved versions are left (%ld)", saved);
+		/* system()'s status: 0 exactly when the shell exited with 0. */
+		tap_exit0(ret, "after the processes exit, %s succeeds", cmd);
+		tap_eq_long(saved, 0, "after the processes exit and swapoff, saved versions left");
 	}
 	return tap_done();
 }

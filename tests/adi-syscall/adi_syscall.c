@@ -117,13 +117,6 @@ static void fill_pattern(char *p, size_t len, int seed)
 		p[i] = (char)(seed + i * 13);
 }
 
-static const char *errname(int err)
-{
-	const char *name = err ? strerrorname_np(err) : "0";
-
-	return name ? name : "?";
-}
-
 /*
  * A step that only sets a check up (data into a pipe, a file or a socket,
  * a process attribute): when it fails, what follows would test nothing or
@@ -137,7 +130,7 @@ static void setup_eq(long got, long want, const char *what)
 	if (got == want)
 		return;
 	tap_diag("%s: got %ld (errno %s), want %ld: the group stops here", what, got,
-		 errname(err), want);
+		 tap_errname(err), want);
 	exit(1);
 }
 
@@ -169,7 +162,7 @@ static int open_failed(int fd, const char *what)
 
 	if (fd >= 0)
 		return 0;
-	tap_ok(0, "%s: got %d (errno %s), want a descriptor", what, fd, errname(err));
+	tap_ok(0, "%s: got %d (errno %s), want a descriptor", what, fd, tap_errname(err));
 	return 1;
 }
 
@@ -178,80 +171,12 @@ static int open_failed(int fd, const char *what)
  * line that ends in what was seen and what was wanted.
  */
 
-/* tap_eq_long() in hex, for addresses and words: their versions show. */
-__attribute__((format(printf, 3, 4)))
-static int expect_hex(unsigned long got, unsigned long want, const char *fmt, ...)
-{
-	char tail[96];
-	va_list ap;
-	int ok;
-
-	snprintf(tail, sizeof(tail), "got %#lx, want %#lx", got, want);
-	va_start(ap, fmt);
-	ok = tap_ok_tail(got == want, tail, fmt, ap);
-	va_end(ap);
-	return ok;
-}
-
-/* A counter that must have grown: "got BEFORE -> AFTER" (-1: no counter). */
-__attribute__((format(printf, 3, 4)))
-static int expect_grew(long before, long after, const char *fmt, ...)
-{
-	char tail[96];
-	va_list ap;
-	int ok;
-
-	snprintf(tail, sizeof(tail), "got %ld -> %ld, want an increase", before, after);
-	va_start(ap, fmt);
-	ok = tap_ok_tail(after > before, tail, fmt, ap);
-	va_end(ap);
-	return ok;
-}
-
-/* Index of the first byte where @got and @want differ, or -1. */
-static long first_diff(const void *got, const void *want, size_t len)
-{
-	const unsigned char *g = got, *w = want;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (g[i] != w[i])
-			return (long)i;
-	return -1;
-}
-
-static void describe_bytes(char *tail, size_t size, const void *got, const void *want,
-			   size_t len)
-{
-	long i = first_diff(got, want, len);
-
-	if (i < 0)
-		snprintf(tail, size, "all %zu bytes as expected", len);
-	else
-		snprintf(tail, size, "byte %ld of %zu: got 0x%02x, want 0x%02x", i, len,
-			 ((const unsigned char *)got)[i], ((const unsigned char *)want)[i]);
-}
-
-/* The @len bytes at @got are those at @want; a failure names the first that is not. */
-__attribute__((format(printf, 4, 5)))
-static int expect_mem(const void *got, const void *want, size_t len, const char *fmt, ...)
-{
-	char tail[128];
-	va_list ap;
-	int ok;
-
-	describe_bytes(tail, sizeof(tail), got, want, len);
-	va_start(ap, fmt);
-	ok = tap_ok_tail(first_diff(got, want, len) < 0, tail, fmt, ap);
-	va_end(ap);
-	return ok;
-}
-
 /*
  * One transfer, one claim: the call returned @len (its return value @ret,
  * passed once) and the @len bytes at @got are those at @want.  As in
  * "ret == len && !memcmp()", the bytes are compared only after a full
- * count; the message says which of the two failed, and how.
+ * count; the message says which of the two failed, and how (tap.h's
+ * tap_mem_diff(), as tap_eq_mem()).
  */
 __attribute__((format(printf, 5, 6)))
 static int expect_xfer(long ret, const void *got, const void *want, size_t len,
@@ -264,13 +189,12 @@ static int expect_xfer(long ret, const void *got, const void *want, size_t len,
 
 	if (ret != (long)len) {
 		snprintf(tail, sizeof(tail), "got %ld%s%s%s bytes, want %zu", ret,
-			 ret == -1 ? " (" : "", ret == -1 ? errname(err) : "",
+			 ret == -1 ? " (" : "", ret == -1 ? tap_errname(err) : "",
 			 ret == -1 ? ")" : "", len);
 		ok = 0;
 	} else {
-		describe_bytes(bytes, sizeof(bytes), got, want, len);
+		ok = tap_mem_diff(bytes, sizeof(bytes), got, want, len) < 0;
 		snprintf(tail, sizeof(tail), "got %ld bytes, %s", ret, bytes);
-		ok = first_diff(got, want, len) < 0;
 	}
 	va_start(ap, fmt);
 	ok = tap_ok_tail(ok, tail, fmt, ap);
@@ -295,8 +219,8 @@ static int expect_stopped_short(long ret, long full, long before, const char *fm
 
 	ok = (ret == -1 && err == EFAULT) || (ret >= 0 && ret < full && ret <= before);
 	snprintf(tail, sizeof(tail), "got %ld%s%s%s, want -1 (EFAULT) or a count 0..%ld of %ld",
-		 ret, ret == -1 ? " (" : "", ret == -1 ? errname(err) : "", ret == -1 ? ")" : "",
-		 before, full);
+		 ret, ret == -1 ? " (" : "", ret == -1 ? tap_errname(err) : "",
+		 ret == -1 ? ")" : "", before, full);
 	va_start(ap, fmt);
 	ok = tap_ok_tail(ok, tail, fmt, ap);
 	va_end(ap);
@@ -318,7 +242,7 @@ static void test_read_write_pipe(void)
 	expect_xfer(read(p[0], good(0), sizeof(data)), buf_raw(), data, sizeof(data),
 		    "read: into a matching versioned buffer");
 	c1 = checks();	/* read once: the value checked is the value printed */
-	expect_grew(c0, c1, "read: the kernel checked the versions (uaccess_checks)");
+	tap_grew(c0, c1, "read: the kernel checked the versions (uaccess_checks)");
 	ret = write(p[1], good(0), sizeof(data));
 	/* Only after a full write: a read of the empty pipe would block. */
 	if (tap_eq_long(ret, sizeof(data),
@@ -334,7 +258,7 @@ static void test_read_write_pipe(void)
 	ret = read(p[0], wrong(0), sizeof(data));
 	tap_errno(ret, EFAULT, "read: mismatching version fails with EFAULT");
 	tap_eq_long(arena_changed(), 0, "read: mismatching version: arena bytes changed");
-	expect_grew(m0, mismatches(), "read: counted as an ADI mismatch (uaccess_mismatches)");
+	tap_grew(m0, mismatches(), "read: counted as an ADI mismatch (uaccess_mismatches)");
 	/* Not blocking: if the read above wrongly took the data, this fails (EAGAIN). */
 	set_nonblock(p[0], 1);
 	ret = read(p[0], out, sizeof(out));
@@ -346,7 +270,7 @@ static void test_read_write_pipe(void)
 	/* A failed FIONREAD leaves avail at -1: say so rather than "got -1". */
 	if (ioctl(p[0], FIONREAD, &avail))
 		tap_ok(0, "write: mismatching version writes nothing: FIONREAD failed (errno %s)",
-		       errname(errno));
+		       tap_errname(errno));
 	else
 		tap_eq_long(avail, 0,
 			    "write: mismatching version writes nothing (bytes queued, FIONREAD)");
@@ -359,7 +283,7 @@ static void test_read_write_pipe(void)
 			     "read: buffer straddling into another version stops before it");
 	tap_eq_long(fence_changed(), 0,
 		    "read: buffer straddling into another version: fence bytes changed");
-	expect_mem(buf_raw() + BUF_LEN - 64, data, ret > 0 ? (size_t)ret : 0,
+	tap_eq_mem(buf_raw() + BUF_LEN - 64, data, ret > 0 ? (size_t)ret : 0,
 		   "read: the %ld bytes before the other version are right", ret > 0 ? ret : 0);
 }
 
@@ -391,7 +315,7 @@ static void test_pread_pwrite_file(void)
 	ret = pread(fd, wrong(0), BUF_LEN, 0);
 	tap_errno(ret, EFAULT, "pread: mismatching version fails with EFAULT");
 	tap_eq_long(arena_changed(), 0, "pread: mismatching version: arena bytes changed");
-	expect_grew(m0, mismatches(), "pread: counted as an ADI mismatch (uaccess_mismatches)");
+	tap_grew(m0, mismatches(), "pread: counted as an ADI mismatch (uaccess_mismatches)");
 	ret = pwrite(fd, wrong(0), BUF_LEN, 8192);
 	tap_errno(ret, EFAULT, "pwrite: mismatching version fails with EFAULT");
 	expect_xfer(pread(fd, out, 16, 8192), out, (char[16]){ 0 }, 16,
@@ -426,9 +350,9 @@ static void test_readv_writev(void)
 	setup_eq(write(p[1], data, 200), 200, "readv: setup write into the pipe");
 	ret = readv(p[0], iov, 2);
 	tap_eq_long(ret, 200, "readv: versioned iovecs in a versioned array: bytes read");
-	expect_mem(buf_raw(), data, 100,
+	tap_eq_mem(buf_raw(), data, 100,
 		   "readv: versioned iovecs in a versioned array: the first iovec's bytes");
-	expect_mem(buf_raw() + 128, data + 100, 100,
+	tap_eq_mem(buf_raw() + 128, data + 100, 100,
 		   "readv: versioned iovecs in a versioned array: the second iovec's bytes");
 	ret = writev(p[1], iov, 2);
 	/* Only after a full write: a read of the empty pipe would block. */
@@ -540,7 +464,7 @@ static void test_getcwd_uname_strings(void)
 	err = errno;	/* before anything else can change it */
 	tap_ok(fd >= 0,
 	       "open: path in a matching versioned string: got fd %d (errno %s), want >= 0",
-	       fd, fd < 0 ? errname(err) : "0");
+	       fd, fd < 0 ? tap_errname(err) : "0");
 	tap_eq_long(access(path, F_OK), 0,
 		    "open: path in a matching versioned string: the file exists (access)");
 	if (fd >= 0)
@@ -686,8 +610,8 @@ static void test_swapped_out(void)
 	m0 = mismatches();
 	ret = write(p[1], wrong(0), 256);
 	tap_errno(ret, EFAULT, "swapped out: mismatching version still found: EFAULT");
-	expect_grew(m0, mismatches(),
-		    "swapped out: mismatching version: counted (uaccess_mismatches)");
+	tap_grew(m0, mismatches(),
+		 "swapped out: mismatching version: counted (uaccess_mismatches)");
 	*(int *)good(0) = 0;
 	for (i = 0; i < 100 && page_present(buf_raw()); i++) {
 		madvise(arena, 4096, MADV_PAGEOUT);
@@ -700,24 +624,6 @@ static void test_swapped_out(void)
 		    "swapped out: versions came back with the page: the buffer's version");
 	tap_eq_long(adi_get_version(arena), FENCE,
 		    "swapped out: versions came back with the page: the fence's version");
-}
-
-/*
- * Child @pid, just forked, must exit with status 0 (-1 in the message: it
- * did not exit, a signal killed it).  A failed fork() or waitpid() is a
- * failure of its own: there is no status to read then.
- */
-static int expect_exit0(pid_t pid, const char *what)
-{
-	int status, err;
-
-	if (pid < 0)
-		return tap_ok(0, "%s: fork failed (errno %s)", what, errname(errno));
-	if (waitpid(pid, &status, 0) != pid) {
-		err = errno;	/* before anything can change it */
-		return tap_ok(0, "%s: waitpid failed (errno %s)", what, errname(err));
-	}
-	return tap_eq_long(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0, "%s", what);
 }
 
 /* Opt-in SIGSEGV after a system call met a mismatch. */
@@ -747,7 +653,7 @@ static void test_syscall_signal(void)
 	tap_eq_long(sig, SIGSEGV, "syscall signal: read() into a mismatching buffer: the signal");
 	tap_eq_long(caught.code, SEGV_ADIPERR,
 		    "syscall signal: read() into a mismatching buffer: si_code SEGV_ADIPERR");
-	expect_hex((uintptr_t)caught.addr, (uintptr_t)wrong(0),
+	tap_eq_hex((uintptr_t)caught.addr, (uintptr_t)wrong(0),
 		   "syscall signal: read() into a mismatching buffer: si_addr (versioned)");
 	/*
 	 * One claim, kept whole: without a signal there is no RIP to look
@@ -762,7 +668,7 @@ static void test_syscall_signal(void)
 		       ip[-2], ip[-1]);
 	sig = TRY(ret = write(p[1], straddling(64), 128));
 	tap_eq_long(sig, SIGSEGV, "syscall signal: write() straddling: the signal");
-	expect_hex((uintptr_t)caught.addr,
+	tap_eq_hex((uintptr_t)caught.addr,
 		   (uintptr_t)adi_make_ptr(arena + BUF_OFF + BUF_LEN, GOOD),
 		   "syscall signal: write() straddling: si_addr, the first mismatching block");
 	/*
@@ -781,13 +687,13 @@ static void test_syscall_signal(void)
 	pid = fork();
 	if (pid == 0)
 		_exit(prctl(PR_ADI_GET_SYSCALL_SIGNAL, 0, 0, 0, 0) != 1);
-	expect_exit0(pid, "syscall signal: fork() inherits it (the child's exit status)");
+	tap_wait_exit0(pid, "syscall signal: fork() inherits it (the child's exit status)");
 	pid = fork();
 	if (pid == 0) {
 		execl("/proc/self/exe", "adi_syscall", "--print-syscall-signal", (char *)NULL);
 		_exit(127);
 	}
-	expect_exit0(pid, "syscall signal: execve() resets it (the new program's exit status)");
+	tap_wait_exit0(pid, "syscall signal: execve() resets it (the new program's exit status)");
 	/* The read below blocks on an empty pipe: the data must be there. */
 	setup_eq(write(p[1], "0123456789", 10), 10,
 		 "syscall signal: setup write into the pipe, switched off");
@@ -814,12 +720,12 @@ static void test_counters(void)
 	c = g[1];
 	c1 = adi_counter("checks");
 	m1 = adi_counter("mismatches");
-	expect_grew(c0, c1, "counters: a matching load is counted in checks");
+	tap_grew(c0, c1, "counters: a matching load is counted in checks");
 	tap_eq_long(m1, m0, "counters: a matching load is not counted in mismatches");
 	sig = TRY(c = w[1]);
 	m1 = adi_counter("mismatches");
 	tap_eq_long(sig, SIGSEGV, "counters: a mismatching load raises SIGSEGV");
-	expect_grew(m0, m1, "counters: a mismatching load is counted in mismatches");
+	tap_grew(m0, m1, "counters: a mismatching load is counted in mismatches");
 	(void)c;
 }
 
@@ -856,7 +762,7 @@ static void test_futex(void)
 	err = pthread_create(&thread, NULL, futex_waiter, word);
 	if (err) {
 		/* No waiter to wake, and no thread to join. */
-		tap_ok(0, "futex: start a waiter thread: got %s, want 0", errname(err));
+		tap_ok(0, "futex: start a waiter thread: got %s, want 0", tap_errname(err));
 		return;
 	}
 	for (i = 0; i < 1000 && woken != 1; i++) {
@@ -953,8 +859,8 @@ static void test_vmsplice(void)
 	iov.iov_base = wrong(0);
 	ret = vmsplice(p[1], &iov, 1, 0);
 	tap_errno(ret, EFAULT, "vmsplice: mismatching version: EFAULT");
-	expect_grew(m0, mismatches(),
-		    "vmsplice: mismatching version: counted (uaccess_mismatches)");
+	tap_grew(m0, mismatches(),
+		 "vmsplice: mismatching version: counted (uaccess_mismatches)");
 	iov = (struct iovec){ straddling(64), 128 };
 	ret = vmsplice(p[1], &iov, 1, 0);
 	tap_errno(ret, EFAULT, "vmsplice: buffer straddling into another version: EFAULT");
@@ -1031,8 +937,8 @@ static void test_ptrace_and_proc_mem(void)
 	word = ptrace(PTRACE_PEEKDATA, pid, target, NULL);
 	err = errno;	/* PEEKDATA's only error report: before anything can change it */
 	tap_ok(err == 0, "ptrace: PEEKDATA at a versioned address: got errno %s, want 0",
-	       errname(err));
-	expect_hex(word, *(unsigned long *)(buf_raw() + 64),
+	       tap_errname(err));
+	tap_eq_hex(word, *(unsigned long *)(buf_raw() + 64),
 		   "ptrace: PEEKDATA at a versioned address: the word");
 	ret = ptrace(PTRACE_POKEDATA, pid, target, (void *)0x1122334455667788UL);
 	errno = 0;
@@ -1040,8 +946,8 @@ static void test_ptrace_and_proc_mem(void)
 	err = errno;	/* as above: the word may be -1, errno says whether it failed */
 	tap_eq_long(ret, 0, "ptrace: POKEDATA at a versioned address: return value");
 	tap_ok(err == 0, "ptrace: POKEDATA at a versioned address: PEEKDATA untagged to read "
-	       "it back: got errno %s, want 0", errname(err));
-	expect_hex(word, 0x1122334455667788UL,
+	       "it back: got errno %s, want 0", tap_errname(err));
+	tap_eq_hex(word, 0x1122334455667788UL,
 		   "ptrace: POKEDATA at a versioned address: the word read back untagged");
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);

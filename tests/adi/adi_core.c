@@ -17,6 +17,72 @@
 
 #include "adi_test.h"
 
+/*
+ * Local checks in the style of tap.h's tap_eq_long(): each prints one TAP
+ * line that ends in what was seen and what was wanted, so that a failure
+ * under the emulator says which condition failed without a rerun.
+ */
+
+/*
+ * A call that must succeed (return 0): "got -1 (EINVAL), want 0".  Call it
+ * right after the call, with its return value: it reads errno first.
+ */
+__attribute__((format(printf, 2, 3)))
+static int expect_zero(long ret, const char *fmt, ...)
+{
+	int err = errno;	/* first: nothing below may change it first */
+	char tail[96];
+	va_list ap;
+	int ok;
+
+	if (ret == -1)
+		snprintf(tail, sizeof(tail), "got -1 (%s), want 0", tap_errname(err));
+	else
+		snprintf(tail, sizeof(tail), "got %ld, want 0", ret);
+	va_start(ap, fmt);
+	ok = tap_ok_tail(ret == 0, tail, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+/*
+ * A check that cannot run because a step that sets it up failed (@err: that
+ * step's errno, 0 if none): one failed test in its place, which names the
+ * step, so the count of tests stays the same and the failure is not read
+ * as the kernel's answer to the check itself.
+ */
+__attribute__((format(printf, 3, 4)))
+static void not_run(const char *step, int err, const char *fmt, ...)
+{
+	char tail[160];
+	va_list ap;
+
+	if (err)
+		snprintf(tail, sizeof(tail), "not run: %s failed (%s)", step, tap_errname(err));
+	else
+		snprintf(tail, sizeof(tail), "not run: %s failed", step);
+	va_start(ap, fmt);
+	tap_ok_tail(0, tail, fmt, ap);
+	va_end(ap);
+}
+
+/* smaps lists "ad" in VmFlags for the mapping at @p when @want, not when !@want. */
+__attribute__((format(printf, 3, 4)))
+static int expect_ad(void *p, int want, const char *fmt, ...)
+{
+	int got = smaps_has_ad(p);
+	char tail[96];
+	va_list ap;
+	int ok;
+
+	snprintf(tail, sizeof(tail), "got %s in VmFlags, want %s", got ? "'ad'" : "no 'ad'",
+		 want ? "'ad'" : "no 'ad'");
+	va_start(ap, fmt);
+	ok = tap_ok_tail(!got == !want, tail, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
 static void test_caps(void)
 {
 	struct adi_caps caps;
@@ -37,12 +103,13 @@ static void test_prot(void)
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	tap_ok(p != MAP_FAILED, "mmap PROT_ADI on private anonymous memory");
 	tap_ok(smaps_has_ad(p), "smaps VmFlags shows 'ad' on the ADI mapping");
-	tap_ok(mprotect(p, pg, PROT_READ | PROT_WRITE) == 0 && !smaps_has_ad(p),
-	       "mprotect without PROT_ADI clears it");
-	tap_ok(mprotect(p, pg, PROT_READ | PROT_WRITE | PROT_ADI) == 0 && smaps_has_ad(p),
-	       "mprotect with PROT_ADI sets it again");
-	tap_ok(mprotect(p, pg, PROT_READ | 0x20) == -1 && errno == EINVAL,
-	       "an unknown PROT_ bit is still refused with EINVAL");
+	expect_zero(mprotect(p, pg, PROT_READ | PROT_WRITE), "mprotect without PROT_ADI succeeds");
+	expect_ad(p, 0, "mprotect without PROT_ADI clears it");
+	expect_zero(mprotect(p, pg, PROT_READ | PROT_WRITE | PROT_ADI),
+		    "mprotect with PROT_ADI succeeds");
+	expect_ad(p, 1, "mprotect with PROT_ADI sets it again");
+	tap_errno(mprotect(p, pg, PROT_READ | 0x20), EINVAL,
+		  "an unknown PROT_ bit is still refused with EINVAL");
 	munmap(p, pg);
 
 	q = mmap(NULL, pg, PROT_READ | PROT_WRITE | PROT_ADI,
@@ -63,20 +130,31 @@ static void test_prot(void)
 	/* Our own executable: a regular file in the page cache (9p root). */
 	fd = open("/proc/self/exe", O_RDONLY);
 	q = fd < 0 ? MAP_FAILED : mmap(NULL, pg, PROT_READ, MAP_PRIVATE, fd, 0);
-	tap_ok(q != MAP_FAILED && mprotect(q, pg, PROT_READ | PROT_ADI) == -1 && errno == EINVAL,
-	       "mprotect PROT_ADI on a regular-file mapping: EINVAL");
+	if (q == MAP_FAILED)
+		not_run("open and mmap of /proc/self/exe without PROT_ADI", errno,
+			"mprotect PROT_ADI on a regular-file mapping: EINVAL");
+	else
+		tap_errno(mprotect(q, pg, PROT_READ | PROT_ADI), EINVAL,
+			  "mprotect PROT_ADI on a regular-file mapping: EINVAL");
 	if (q != MAP_FAILED)
 		munmap(q, pg);
-	q = fd < 0 ? MAP_FAILED : mmap(NULL, pg, PROT_READ | PROT_ADI, MAP_PRIVATE, fd, 0);
-	tap_ok(q == MAP_FAILED && errno == EINVAL,
-	       "mmap PROT_ADI of a regular file: EINVAL");
+	if (fd < 0) {
+		not_run("open of /proc/self/exe", 0, "mmap PROT_ADI of a regular file: EINVAL");
+	} else {
+		q = mmap(NULL, pg, PROT_READ | PROT_ADI, MAP_PRIVATE, fd, 0);
+		tap_errno((long)q, EINVAL, "mmap PROT_ADI of a regular file: EINVAL");
+	}
 	if (fd >= 0)
 		close(fd);
 
 	p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ret = madvise(p, pg, MADV_MERGEABLE);
-	tap_ok(ret == 0 && mprotect(p, pg, PROT_READ | PROT_WRITE | PROT_ADI) == -1 &&
-	       errno == EINVAL, "mprotect PROT_ADI on KSM-mergeable memory: EINVAL");
+	if (ret)
+		not_run("madvise(MADV_MERGEABLE)", errno,
+			"mprotect PROT_ADI on KSM-mergeable memory: EINVAL");
+	else
+		tap_errno(mprotect(p, pg, PROT_READ | PROT_WRITE | PROT_ADI), EINVAL,
+			  "mprotect PROT_ADI on KSM-mergeable memory: EINVAL");
 	munmap(p, pg);
 }
 
@@ -98,25 +176,34 @@ static void test_prot_special(void)
 {
 	void *vvar = vvar_address();
 
-	tap_ok(vvar && mprotect(vvar, 4096, PROT_READ | PROT_ADI) == -1 && errno == EINVAL,
-	       "mprotect PROT_ADI on [vvar] (VM_PFNMAP): EINVAL");
+	if (!vvar)
+		not_run("finding [vvar] in /proc/self/maps", 0,
+			"mprotect PROT_ADI on [vvar] (VM_PFNMAP): EINVAL");
+	else
+		tap_errno(mprotect(vvar, 4096, PROT_READ | PROT_ADI), EINVAL,
+			  "mprotect PROT_ADI on [vvar] (VM_PFNMAP): EINVAL");
 }
 
 static void test_shm(void)
 {
 	int id = shmget(IPC_PRIVATE, 8192, IPC_CREAT | 0600);
 	char *a, *b;
-	int ok;
 
 	a = id >= 0 ? shmat(id, NULL, 0) : (void *)-1;
-	tap_ok(a != (void *)-1 && mprotect(a, 8192, PROT_READ | PROT_WRITE | PROT_ADI) == 0,
-	       "mprotect PROT_ADI on a SysV shm segment");
+	if (a == (void *)-1)
+		not_run("shmget and shmat", errno, "mprotect PROT_ADI on a SysV shm segment");
+	else
+		expect_zero(mprotect(a, 8192, PROT_READ | PROT_WRITE | PROT_ADI),
+			    "mprotect PROT_ADI on a SysV shm segment");
 	b = shmat(id, NULL, 0);
 	mprotect(b, 8192, PROT_READ | PROT_WRITE | PROT_ADI);
 	must_set_version(a + 4096, 128, 9);
-	ok = adi_get_version(b + 4096) == 9 && adi_get_version(b + 4096 + 64) == 9 &&
-	     adi_get_version(b + 4096 + 128) == 0;
-	tap_ok(ok, "a second attachment of the segment sees the same versions");
+	tap_eq_long(adi_get_version(b + 4096), 9,
+		    "a second attachment of the segment sees the same versions: block 0");
+	tap_eq_long(adi_get_version(b + 4096 + 64), 9,
+		    "a second attachment of the segment sees the same versions: block 1");
+	tap_eq_long(adi_get_version(b + 4096 + 128), 0,
+		    "a second attachment of the segment sees the same versions: block 2, not set");
 	shmdt(a);
 	shmdt(b);
 	shmctl(id, IPC_RMID, NULL);
@@ -146,26 +233,24 @@ static void test_prctl_bad_input(void)
 	unsigned long top;
 
 	errno = 0;
-	tap_ok(adi_set_version(p + 8, 64, 1) == -1 && errno == EINVAL, "set: unaligned address: EINVAL");
-	tap_ok(adi_set_version(p, 65, 1) == -1 && errno == EINVAL, "set: unaligned length: EINVAL");
-	tap_ok(adi_set_version(p, 0, 1) == -1 && errno == EINVAL, "set: zero length: EINVAL");
-	tap_ok(adi_set_version(p, 64, 16) == -1 && errno == EINVAL, "set: version 16: EINVAL");
-	tap_ok(prctl(PR_ADI_SET_VERSION, (unsigned long)p, 64, 1, 1) == -1 && errno == EINVAL,
-	       "set: unknown flags: EINVAL");
-	tap_ok(prctl(PR_ADI_SET_VERSION, (unsigned long)p, -64UL, 1, 0) == -1 && errno == EINVAL,
-	       "set: range overflowing the address space: EINVAL");
+	tap_errno(adi_set_version(p + 8, 64, 1), EINVAL, "set: unaligned address: EINVAL");
+	tap_errno(adi_set_version(p, 65, 1), EINVAL, "set: unaligned length: EINVAL");
+	tap_errno(adi_set_version(p, 0, 1), EINVAL, "set: zero length: EINVAL");
+	tap_errno(adi_set_version(p, 64, 16), EINVAL, "set: version 16: EINVAL");
+	tap_errno(prctl(PR_ADI_SET_VERSION, (unsigned long)p, 64, 1, 1), EINVAL,
+		  "set: unknown flags: EINVAL");
+	tap_errno(prctl(PR_ADI_SET_VERSION, (unsigned long)p, -64UL, 1, 0), EINVAL,
+		  "set: range overflowing the address space: EINVAL");
 	top = user_address_space_end();
-	tap_ok(prctl(PR_ADI_SET_VERSION, top - 64, 0x100, 1, 0) == -1 && errno == EINVAL,
-	       "set: range running past the user address space (ends at %#lx): EINVAL",
-	       top);
-	tap_ok(prctl(PR_ADI_GET_VERSION, (unsigned long)p, 1, 0, 0) == -1 && errno == EINVAL,
-	       "get: unused argument non-zero: EINVAL");
-	tap_ok(prctl(PR_ADI_SET_PRECISE, 2, 0, 0, 0) == -1 && errno == EINVAL,
-	       "set precise: mode 2: EINVAL");
-	tap_ok(prctl(PR_ADI_GET_PRECISE, 1, 0, 0, 0) == -1 && errno == EINVAL,
-	       "get precise: argument non-zero: EINVAL");
-	tap_ok(adi_get_version(p) == 0 && adi_get_version(p + 64) == 0,
-	       "failed calls changed no version");
+	tap_errno(prctl(PR_ADI_SET_VERSION, top - 64, 0x100, 1, 0), EINVAL,
+		  "set: range running past the user address space (ends at %#lx): EINVAL", top);
+	tap_errno(prctl(PR_ADI_GET_VERSION, (unsigned long)p, 1, 0, 0), EINVAL,
+		  "get: unused argument non-zero: EINVAL");
+	tap_errno(prctl(PR_ADI_SET_PRECISE, 2, 0, 0, 0), EINVAL, "set precise: mode 2: EINVAL");
+	tap_errno(prctl(PR_ADI_GET_PRECISE, 1, 0, 0, 0), EINVAL,
+		  "get precise: argument non-zero: EINVAL");
+	tap_eq_long(adi_get_version(p), 0, "failed calls changed no version: block 0");
+	tap_eq_long(adi_get_version(p + 64), 0, "failed calls changed no version: block 1");
 }
 
 static void record_handler(int sig, siginfo_t *si, void *ctx)
@@ -180,24 +265,21 @@ static void test_not_adi_memory(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	char *p = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int sig, ret = 0;
+	int ret = 0;
 
 	mprotect(p, pg, PROT_READ | PROT_WRITE | PROT_ADI);
-	sig = TRY(ret = adi_set_version(p, 2 * pg, 3));
+	TRY(ret = adi_set_version(p, 2 * pg, 3));
 	/* The signal handler long-jumps out; the call itself is not seen. */
-	tap_ok(sig == SIGSEGV && caught.code == SEGV_ACCADI && caught.addr == p + pg,
-	       "set on a range running into non-ADI memory: SIGSEGV/SEGV_ACCADI at the first non-ADI byte (code %d, addr %p, want %p)",
-	       caught.code, caught.addr, (void *)(p + pg));
+	adi_expect_segv(SEGV_ACCADI, p + pg, "set on a range running into non-ADI memory: "
+			"SIGSEGV/SEGV_ACCADI at the first non-ADI byte");
 	tap_ok(adi_get_version(p) == 0, "and no block of the range was versioned");
 
-	sig = TRY(ret = adi_get_version(p + pg));
-	tap_ok(sig == SIGSEGV && caught.code == SEGV_ACCADI && caught.addr == p + pg,
-	       "get on non-ADI memory: SIGSEGV/SEGV_ACCADI");
+	TRY(ret = adi_get_version(p + pg));
+	adi_expect_segv(SEGV_ACCADI, p + pg, "get on non-ADI memory: SIGSEGV/SEGV_ACCADI");
 
 	munmap(p + 2 * pg, pg);
-	sig = TRY(ret = adi_set_version(p + 2 * pg, 64, 1));
-	tap_ok(sig == SIGSEGV && caught.code == SEGV_ACCADI && caught.addr == p + 2 * pg,
-	       "set on unmapped memory: SIGSEGV/SEGV_ACCADI");
+	TRY(ret = adi_set_version(p + 2 * pg, 64, 1));
+	adi_expect_segv(SEGV_ACCADI, p + 2 * pg, "set on unmapped memory: SIGSEGV/SEGV_ACCADI");
 
 	/* A handler that returns: then the call itself reports EACCES. */
 	{
@@ -208,9 +290,10 @@ static void test_not_adi_memory(void)
 		memset(&caught, 0, sizeof(caught));
 		errno = 0;
 		ret = adi_set_version(p + pg, 64, 1);
-		tap_ok(ret == -1 && errno == EACCES && caught.code == SEGV_ACCADI,
-		       "set on non-ADI memory, handler returns: the call fails with EACCES (ret %d, %s)",
-		       ret, strerror(errno));
+		tap_errno(ret, EACCES,
+			  "set on non-ADI memory, handler returns: the call fails with EACCES");
+		tap_eq_long(caught.code, SEGV_ACCADI,
+			    "set on non-ADI memory, handler returns: the handler saw SEGV_ACCADI");
 		signal(SIGSEGV, SIG_DFL);
 	}
 }
@@ -225,13 +308,21 @@ static void test_set_get(void)
 		ok &= adi_get_version(p + 64 * v) == v;
 	}
 	tap_ok(ok, "versions 0-15 set and read back, one per block");
-	ok = adi_get_version(p + 64 * 16) == 0 && adi_get_version(p + 64 * 16 + 63) == 0;
-	tap_ok(ok, "blocks not set stay at 0");
-	tap_ok(adi_get_version(p + 64 * 5 + 17) == 5 && adi_get_version(adi_make_ptr(p + 64 * 5, 3)) == 5,
-	       "get takes any address in the block, versioned or not");
+	tap_eq_long(adi_get_version(p + 64 * 16), 0,
+		    "blocks not set stay at 0: the first byte of block 16");
+	tap_eq_long(adi_get_version(p + 64 * 16 + 63), 0,
+		    "blocks not set stay at 0: the last byte of block 16");
+	tap_eq_long(adi_get_version(p + 64 * 5 + 17), 5,
+		    "get takes any address in the block: an unversioned one inside it");
+	tap_eq_long(adi_get_version(adi_make_ptr(p + 64 * 5, 3)), 5,
+		    "get takes any address in the block: a versioned one");
 	must_set_version(p + 4096 - 128, 256, 7);
-	tap_ok(adi_get_version(p + 4096 - 64) == 7 && adi_get_version(p + 4096 + 64) == 7 &&
-	       adi_get_version(p + 4096 + 128) == 0, "a range crossing a page boundary");
+	tap_eq_long(adi_get_version(p + 4096 - 64), 7,
+		    "a range crossing a page boundary: the block before it");
+	tap_eq_long(adi_get_version(p + 4096 + 64), 7,
+		    "a range crossing a page boundary: the last block, after it");
+	tap_eq_long(adi_get_version(p + 4096 + 128), 0,
+		    "a range crossing a page boundary: the block after the range");
 	must_set_version(adi_make_ptr(p + 4096 + 128, 9), 64, 2);
 	tap_ok(adi_get_version(p + 4096 + 128) == 2, "set takes a versioned address");
 }
@@ -271,8 +362,7 @@ static void test_lockless(void)
 
 	lockless = adi_counter("lockless");
 	TRY(value = *bad);
-	tap_ok(is_adi_perr((void *)bad),
-	       "lockless: a mismatch is still reported (code %d, want %d)", caught.code, SEGV_ADIPERR);
+	adi_expect_segv(SEGV_ADIPERR, (void *)bad, "lockless: a mismatch is still reported");
 	tap_eq_long(adi_counter("lockless") - lockless, 0,
 		    "lockless: a mismatch is not decided without the lock");
 }
@@ -291,38 +381,42 @@ static void test_load_store(void)
 
 	good = adi_make_ptr(p, 5);
 	sig = TRY(value = *good);
-	tap_ok(!sig && value == 0x1122334455667788, "load with the matching version reads the data");
+	adi_expect_no_signal(sig, "load with the matching version: no signal");
+	tap_eq_hex(value, 0x1122334455667788, "load with the matching version reads the data");
 	sig = TRY(*good = 42);
-	tap_ok(!sig && ((uint64_t *)p)[0] == 42, "store with the matching version writes");
+	adi_expect_no_signal(sig, "store with the matching version: no signal");
+	tap_eq_long(((uint64_t *)p)[0], 42, "store with the matching version writes");
 
 	bad = adi_make_ptr(p, 6);
 	value = 0;
 	sig = TRY(value = *bad);
-	tap_ok(is_adi_perr((void *)bad) && value == 0,
-	       "load with another version: SIGSEGV/SEGV_ADIPERR at the versioned address (code %d, addr %p)",
-	       caught.code, caught.addr);
+	adi_expect_segv(SEGV_ADIPERR, (void *)bad, "load with another version: "
+			"SIGSEGV/SEGV_ADIPERR at the versioned address");
+	tap_eq_long(value, 0, "load with another version: the destination is not written");
 	sig = TRY(*bad = 7);
-	tap_ok(is_adi_derr() && ((uint64_t *)p)[0] == 42,
-	       "store, disrupting mode: SEGV_ADIDERR at the instruction, memory unchanged (code %d)",
-	       caught.code);
+	adi_expect_derr("store, disrupting mode: SEGV_ADIDERR at the instruction");
+	tap_eq_long(((uint64_t *)p)[0], 42, "store, disrupting mode: memory unchanged");
 
-	tap_ok(adi_set_precise(true) == 0 && adi_get_precise() == 1, "precise mode on");
+	expect_zero(adi_set_precise(true), "precise mode on: the set succeeds");
+	tap_eq_long(adi_get_precise(), 1, "precise mode on: get says so");
 	sig = TRY(*bad = 7);
-	tap_ok(is_adi_perr((void *)bad) && ((uint64_t *)p)[0] == 42,
-	       "store, precise mode: SEGV_ADIPERR at the data address, memory unchanged");
+	adi_expect_segv(SEGV_ADIPERR, (void *)bad,
+			"store, precise mode: SEGV_ADIPERR at the data address");
+	tap_eq_long(((uint64_t *)p)[0], 42, "store, precise mode: memory unchanged");
 	adi_set_precise(false);
 
 	/* The overflow into the next block is caught there. */
 	bad = adi_make_ptr(p + 120, 5);
 	sig = TRY(value = *(volatile uint64_t *)adi_make_ptr(p + 128, 5));
-	tap_ok(is_adi_perr(adi_make_ptr(p + 128, 5)), "a load one block past a range is caught");
+	adi_expect_segv(SEGV_ADIPERR, adi_make_ptr(p + 128, 5),
+			"a load one block past a range is caught");
 	(void)bad;
 
 	/* Memory versions 0 and 0xf match any pointer version. */
 	must_set_version(p + 256, 64, 0xf);
 	sig = TRY(value = *(volatile uint64_t *)adi_make_ptr(p + 256, 3) +
 		  *(volatile uint64_t *)adi_make_ptr(p + 512, 9));
-	tap_ok(!sig, "memory version 0xf and 0 match any pointer version");
+	adi_expect_no_signal(sig, "memory version 0xf and 0 match any pointer version");
 }
 
 static void test_untagged_and_non_adi(void)
@@ -334,11 +428,14 @@ static void test_untagged_and_non_adi(void)
 
 	must_set_version(p, 64, 4);
 	sig = TRY(p[0] = 1);
-	tap_ok(!sig && p[0] == 1, "an unversioned pointer is not checked (documented deviation)");
+	adi_expect_no_signal(sig, "an unversioned pointer is not checked (documented deviation)");
+	tap_eq_long(p[0], 1, "an unversioned pointer stores unchecked");
 	plain[100] = 77;
 	q = adi_make_ptr(plain + 100, 11);
 	sig = TRY(*q += 1);
-	tap_ok(!sig && plain[100] == 78, "a versioned pointer into non-ADI memory works unchecked");
+	adi_expect_no_signal(sig, "a versioned pointer into non-ADI memory works unchecked");
+	tap_eq_long(plain[100], 78,
+		    "a versioned pointer into non-ADI memory: the increment is stored");
 }
 
 static void test_precise_inherit_child(void)
@@ -355,29 +452,23 @@ static int clone_child(void *arg)
 static void test_precise_inherit(void)
 {
 	static char stack[64 * 1024] __attribute__((aligned(16)));
-	int status = -1;
 	pid_t pid;
 
 	adi_set_precise(true);
 	pid = fork();
 	if (pid == 0)
 		test_precise_inherit_child();
-	waitpid(pid, &status, 0);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "fork inherits precise mode");
+	tap_wait_exit0(pid, "fork inherits precise mode");
 
 	pid = clone(clone_child, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL);
-	status = -1;
-	waitpid(pid, &status, 0);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "clone(CLONE_VM) inherits precise mode");
+	tap_wait_exit0(pid, "clone(CLONE_VM) inherits precise mode");
 
 	pid = fork();
 	if (pid == 0) {
 		execl("/proc/self/exe", "adi_core", "--print-precise", NULL);
 		_exit(2);
 	}
-	status = -1;
-	waitpid(pid, &status, 0);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "execve resets precise mode");
+	tap_wait_exit0(pid, "execve resets precise mode");
 	adi_set_precise(false);
 }
 

@@ -6,6 +6,7 @@
  * it, glibc's read-ahead is reported.  Stores and the program's own loads
  * stay checked either way.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -103,50 +104,95 @@ static int one_call(enum fn fn, size_t len)
 	return got == want;
 }
 
-/* Every function, every length 0..MAXLEN: counts of wrong and reported. */
-static void sweep(int *wrong, int *reported, int *first_fn, size_t *first_len)
+/*
+ * @got in [@lo, @hi), one claim; @hi LONG_MAX: no upper bound.  In the
+ * style of tap.h's tap_eq_long(): the TAP line ends in what was seen and
+ * what was wanted, so that a failure in the guest says which condition
+ * failed without a rerun.
+ */
+__attribute__((format(printf, 4, 5)))
+static int expect_range(long got, long lo, long hi, const char *fmt, ...)
 {
-	*wrong = *reported = 0;
-	*first_fn = -1;
+	char tail[96];
+	va_list ap;
+	int ok;
+
+	if (hi == LONG_MAX)
+		snprintf(tail, sizeof(tail), "got %ld, want at least %ld", got, lo);
+	else
+		snprintf(tail, sizeof(tail), "got %ld, want %ld..%ld", got, lo, hi - 1);
+	va_start(ap, fmt);
+	ok = tap_ok_tail(got >= lo && got < hi, tail, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+/* What a sweep saw: counts, and the first call of each kind. */
+struct sweep {
+	int wrong, reported;
+	char first_wrong[48], first_reported[48];
+};
+
+/* Every function, every length 0..MAXLEN: counts of wrong and reported. */
+static void sweep(struct sweep *sw)
+{
+	*sw = (struct sweep){ .first_wrong = "none", .first_reported = "none" };
 	for (int fn = 0; fn < NR_FN; fn++)
 		for (size_t len = 0; len <= MAXLEN; len++) {
 			int r = one_call(fn, len);
 
-			if (r == 0)
-				(*wrong)++;
-			if (r < 0 && (*reported)++ == 0) {
-				*first_fn = fn;
-				*first_len = len;
-			}
+			if (r == 0 && sw->wrong++ == 0)
+				snprintf(sw->first_wrong, sizeof(sw->first_wrong),
+					 "%s, length %zu", fn_name[fn], len);
+			if (r < 0 && sw->reported++ == 0)
+				snprintf(sw->first_reported, sizeof(sw->first_reported),
+					 "%s, length %zu", fn_name[fn], len);
 		}
 }
 
+#define CALLS	(NR_FN * (MAXLEN + 1))
+
 static void test_sweep(void)
 {
-	int wrong, reported, first_fn, n;
-	size_t first_len = 0;
+	struct sweep sw;
 	long before;
+	int n;
 
-	sweep(&wrong, &reported, &first_fn, &first_len);
-	tap_ok(reported > 0, "without read-ahead ranges glibc's read-ahead is reported (%d of %d calls; first: %s, length %zu)",
-	       reported, NR_FN * (MAXLEN + 1), first_fn >= 0 ? fn_name[first_fn] : "-", first_len);
+	sweep(&sw);
+	tap_ok(sw.reported > 0,
+	       "no read-ahead ranges: glibc's read-ahead is reported (%d of %d calls; first: %s)",
+	       sw.reported, CALLS, sw.first_reported);
 
 	n = adi_register_libc();
 	tap_ok(n > 0, "adi_register_libc() registers libc's text (%d range(s))", n);
 	before = adi_readahead_count();
-	sweep(&wrong, &reported, &first_fn, &first_len);
-	tap_ok(reported == 0 && wrong == 0,
-	       "with libc registered: %d calls of %d functions, lengths 0-%d, all right (%d wrong) and none reported (%d; first: %s, length %zu)",
-	       NR_FN * (MAXLEN + 1), NR_FN, MAXLEN, wrong, reported,
-	       first_fn >= 0 ? fn_name[first_fn] : "-", first_len);
-	tap_ok(adi_readahead_count() > before, "the let-through counter rose (%ld -> %ld)",
-	       before, adi_readahead_count());
+	sweep(&sw);
+	/* Every function of fn_name[] at every length 0..MAXLEN. */
+	tap_eq_long(sw.wrong, 0, "with libc registered: wrong results in %d calls (first: %s)",
+		    CALLS, sw.first_wrong);
+	tap_eq_long(sw.reported, 0, "with libc registered: reports in %d calls (first: %s)",
+		    CALLS, sw.first_reported);
+	tap_grew(before, adi_readahead_count(), "the let-through counter rose");
+}
+
+/*
+ * A store from the 64-byte room at rd + 128 into the V_OTHER block after
+ * it, just run by TRY(): reported, at an offset past the room (below @end;
+ * LONG_MAX: no bound), and the first byte past the room left unwritten.
+ */
+static void expect_store_overflow(const char *fn, long end)
+{
+	long off = (long)((uintptr_t)adi_strip_ptr(caught.addr) - (uintptr_t)rd);
+
+	adi_expect_perr("store overflow through %s still reported", fn);
+	expect_range(off, 192, end, "store overflow through %s: reported address's offset in rd",
+		     fn);
+	tap_eq_long(rd[192], 0, "store overflow through %s: the byte past the room", fn);
 }
 
 static void test_still_checked(void)
 {
 	char *d, *s;
-	int sig;
 
 	adi_register_libc();
 	adi_set_precise(true);
@@ -155,48 +201,51 @@ static void test_still_checked(void)
 
 	/* The destination has room for 64 bytes; the next block is V_OTHER. */
 	d = lay_out(rd, 128, 64);
-	sig = TRY(strcpy(d, s));
-	tap_ok(sig == SIGSEGV && caught.code == SEGV_ADIPERR &&
-	       adi_ptr_version(caught.addr) == V_STR &&
-	       (char *)adi_strip_ptr(caught.addr) >= rd + 192 &&
-	       (char *)adi_strip_ptr(caught.addr) < rd + 128 + 151 && rd[192] == 0,
-	       "store overflow through strcpy still reported, at an address past the room (%p)",
-	       caught.addr);
+	TRY(strcpy(d, s));
+	/* The string's 151 bytes go to rd + 128..278: the fault is among them. */
+	expect_store_overflow("strcpy", 128 + 151);
+	tap_eq_long(adi_ptr_version(caught.addr), V_STR,
+		    "store overflow through strcpy: the reported address's version");
 	d = lay_out(rd, 128, 64);
-	sig = TRY(memcpy(d, s, 100));
-	tap_ok(sig == SIGSEGV && caught.code == SEGV_ADIPERR &&
-	       (char *)adi_strip_ptr(caught.addr) >= rd + 192 && rd[192] == 0,
-	       "store overflow through memcpy still reported (%p)", caught.addr);
+	TRY(memcpy(d, s, 100));
+	expect_store_overflow("memcpy", LONG_MAX);
 	d = lay_out(rd, 128, 64);
-	sig = TRY(memset(d, 'x', 100));
-	tap_ok(sig == SIGSEGV && caught.code == SEGV_ADIPERR &&
-	       (char *)adi_strip_ptr(caught.addr) >= rd + 192 && rd[192] == 0,
-	       "store overflow through memset still reported (%p)", caught.addr);
+	TRY(memset(d, 'x', 100));
+	expect_store_overflow("memset", LONG_MAX);
 
 	/* Our own code reading one byte past the string's block. */
 	s = lay_out(rs, 128, 64);
-	sig = TRY((void)*(volatile char *)(s + 64));
-	tap_ok(sig == SIGSEGV && caught.code == SEGV_ADIPERR && caught.addr == s + 64,
-	       "a load overflow by the program's own code is still reported");
+	TRY((void)*(volatile char *)(s + 64));
+	adi_expect_perr("a load overflow by the program's own code is still reported");
+	tap_eq_hex((uintptr_t)caught.addr, (uintptr_t)(s + 64),
+		   "a load overflow by the program's own code: the address");
 	adi_set_precise(false);
 }
 
 static void test_strict(void)
 {
-	long before;
+	const char *what = "strict mode reports glibc's read-ahead (strlen)";
+	long before, ret;
 	int r = 1;
 	size_t len;
 
 	adi_register_libc();
-	tap_ok(adi_set_readahead_strict(true) == 0, "strict mode on");
+	tap_eq_long(adi_set_readahead_strict(true), 0, "strict mode on");
 	before = adi_readahead_count();
 	for (len = 0; len <= MAXLEN && r >= 0; len++)
 		r = one_call(STRLEN, len);
-	tap_ok(r < 0 && caught.code == SEGV_ADIPERR,
-	       "strict mode reports glibc's read-ahead (strlen, length %zu)", len - 1);
-	tap_ok(adi_readahead_count() > before, "and still counts it");
-	tap_ok(adi_set_readahead_strict(false) == 0 && prctl(PR_ADI_SET_READAHEAD_STRICT, 2, 0, 0, 0) == -1 &&
-	       errno == EINVAL, "strict mode off; a mode other than 0/1: EINVAL");
+	/*
+	 * 'caught' is the last call's: the signal it raised when r < 0, else
+	 * none (TRY() clears it), which fails as "got no signal".
+	 */
+	if (r < 0)
+		adi_expect_perr("%s: the report at length %zu", what, len - 1);
+	else
+		adi_expect_perr("%s: at lengths 0-%d", what, MAXLEN);
+	tap_grew(before, adi_readahead_count(), "and still counts it");
+	tap_eq_long(adi_set_readahead_strict(false), 0, "strict mode off");
+	ret = prctl(PR_ADI_SET_READAHEAD_STRICT, 2, 0, 0, 0);
+	tap_errno(ret, EINVAL, "strict mode: a mode other than 0/1 is refused");
 }
 
 static char data_page[4096] __attribute__((aligned(4096)));
@@ -204,33 +253,41 @@ static char data_page[4096] __attribute__((aligned(4096)));
 static void test_bad_input(void)
 {
 	char *text = (char *)&strlen;	/* somewhere in libc's text */
-	int i, ok = 1;
+	int i, n;
+	long ret;
 
 	text = (char *)((unsigned long)text & ~4095UL);
 	errno = 0;
-	tap_ok(adi_add_readahead(text, 0) == -1 && errno == EINVAL, "add: zero length: EINVAL");
-	tap_ok(prctl(PR_ADI_ADD_READAHEAD, (unsigned long)text, -4096UL, 0, 0) == -1 && errno == EINVAL,
-	       "add: overflowing range: EINVAL");
-	tap_ok(adi_add_readahead(data_page, 64) == -1 && errno == EINVAL,
-	       "add: a range that is not executable (data): EINVAL");
-	tap_ok(adi_add_readahead((void *)0x1000, 64) == -1 && errno == EINVAL,
-	       "add: an unmapped range: EINVAL");
-	tap_ok(prctl(PR_ADI_ADD_READAHEAD, (unsigned long)text, 64, 1, 0) == -1 && errno == EINVAL,
-	       "add: non-zero unused argument: EINVAL");
-	for (i = 0; i < PR_ADI_MAX_READAHEAD; i++)
-		ok &= adi_add_readahead(text + 64 * i, 64) == 0;
-	tap_ok(ok, "add: %d ranges accepted", PR_ADI_MAX_READAHEAD);
-	tap_ok(adi_add_readahead(text + 64 * i, 64) == -1 && errno == ENOSPC,
-	       "add: one range too many: ENOSPC");
-	tap_ok(adi_clear_readahead(text + 64 * i, 64) == -1 && errno == EINVAL,
-	       "clear: the refused range was never added (EINVAL)");
-	tap_ok(adi_clear_readahead(text, 0) == -1 && errno == EINVAL,
-	       "clear: start without length: EINVAL");
-	for (ok = 1, i = 0; i < PR_ADI_MAX_READAHEAD; i++)
-		ok &= adi_clear_readahead(text + 64 * i, 64) == 0;
-	tap_ok(ok, "clear: each added range removed by its start and length");
-	tap_ok(adi_add_readahead(text, 64) == 0 && adi_clear_readahead(NULL, 0) == 0 &&
-	       adi_clear_readahead(text, 64) == -1, "clear (0, 0) removes every range");
+	/* Each tap_errno() right after its call: it reads that call's errno. */
+	ret = adi_add_readahead(text, 0);
+	tap_errno(ret, EINVAL, "add: zero length is refused");
+	ret = prctl(PR_ADI_ADD_READAHEAD, (unsigned long)text, -4096UL, 0, 0);
+	tap_errno(ret, EINVAL, "add: an overflowing range is refused");
+	ret = adi_add_readahead(data_page, 64);
+	tap_errno(ret, EINVAL, "add: a range that is not executable (data) is refused");
+	ret = adi_add_readahead((void *)0x1000, 64);
+	tap_errno(ret, EINVAL, "add: an unmapped range is refused");
+	ret = prctl(PR_ADI_ADD_READAHEAD, (unsigned long)text, 64, 1, 0);
+	tap_errno(ret, EINVAL, "add: a non-zero unused argument is refused");
+	for (n = 0, i = 0; i < PR_ADI_MAX_READAHEAD; i++)
+		n += adi_add_readahead(text + 64 * i, 64) == 0;
+	tap_eq_long(n, PR_ADI_MAX_READAHEAD, "add: ranges accepted up to the limit");
+	ret = adi_add_readahead(text + 64 * i, 64);
+	tap_errno(ret, ENOSPC, "add: one range too many is refused");
+	ret = adi_clear_readahead(text + 64 * i, 64);
+	tap_errno(ret, EINVAL, "clear: the refused range was never added");
+	ret = adi_clear_readahead(text, 0);
+	tap_errno(ret, EINVAL, "clear: a start without a length is refused");
+	for (n = 0, i = 0; i < PR_ADI_MAX_READAHEAD; i++)
+		n += adi_clear_readahead(text + 64 * i, 64) == 0;
+	tap_eq_long(n, PR_ADI_MAX_READAHEAD,
+		    "clear: added ranges removed each by its start and length");
+	tap_eq_long(adi_add_readahead(text, 64), 0, "clear (0, 0): one range added back for it");
+	tap_eq_long(adi_clear_readahead(NULL, 0), 0, "clear (0, 0) succeeds");
+	/* EINVAL, as for the range never added above: nothing to clear. */
+	ret = adi_clear_readahead(text, 64);
+	tap_errno(ret, EINVAL,
+		  "clear (0, 0) removed every range: clearing the range added before it fails");
 }
 
 /* A call known to read ahead: strlen of a string ending early in a block. */
@@ -244,26 +301,23 @@ static int readahead_reported(void)
 
 static void test_inherit(void)
 {
-	int status = -1;
 	pid_t pid;
 
 	adi_register_libc();
 	pid = fork();
 	if (pid == 0)
 		_exit(readahead_reported() ? 1 : 0);
-	waitpid(pid, &status, 0);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "fork: the child keeps the read-ahead ranges");
+	/* Checks fork() and waitpid() too: no stale status can pass. */
+	tap_wait_exit0(pid, "fork: the child keeps the read-ahead ranges (%s)",
+		       "exit 1: read-ahead reported");
 
 	pid = fork();
 	if (pid == 0) {
 		execl("/proc/self/exe", "adi_readahead", "--after-exec", NULL);
 		_exit(3);
 	}
-	waitpid(pid, &status, 0);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "execve: the new program starts without ranges and with count 0 (status %d)",
-	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	tap_wait_exit0(pid, "execve: the new program starts without ranges and with count 0 (%s)",
+		       "exit 1: count not 0, 2: read-ahead not reported, 3: exec failed");
 }
 
 static void map_regions(void)
@@ -276,8 +330,12 @@ static void map_regions(void)
 int main(int argc, char **argv)
 {
 	map_regions();
-	if (argc > 1 && !strcmp(argv[1], "--after-exec"))
-		return adi_readahead_count() == 0 && readahead_reported() ? 0 : 1;
+	if (argc > 1 && !strcmp(argv[1], "--after-exec")) {
+		/* The exit status says which failed (test_inherit's message). */
+		if (adi_readahead_count() != 0)
+			return 1;
+		return readahead_reported() ? 0 : 2;
+	}
 
 	tap_init();
 	tap_group("sweep", test_sweep);
