@@ -792,6 +792,33 @@ void am_heap_free(uintptr_t p, uint32_t stack, pid_t tid)
 		free_large(p, stack, tid);
 }
 
+void am_heap_for_each_live(void (*fn)(const struct am_chunk *c, void *arg), void *arg)
+{
+	struct am_chunk c;
+
+	/* Slab 0 is the guard: no slots. */
+	for (size_t i = 1; i < slabs_used; i++) {
+		struct slab *s = slab_tab[i];
+
+		if (!s)
+			continue;
+		for (uint32_t idx = 0; idx < s->nslots; idx++) {
+			if (s->slots[idx].state != AM_LIVE)
+				continue;
+			slot_chunk(s, idx, &c);
+			fn(&c, arg);
+		}
+	}
+	for (size_t b = 0; b < LARGE_BUCKETS; b++) {
+		for (struct large *lg = buckets[b]; lg; lg = lg->next) {
+			if (lg->state != AM_LIVE)
+				continue;
+			large_chunk(lg, &c);
+			fn(&c, arg);
+		}
+	}
+}
+
 void am_heap_stats(size_t *m, size_t *pm, size_t *r, size_t *pr)
 {
 	*m = mapped;

@@ -140,6 +140,15 @@ void am_heap_free(uintptr_t p, uint32_t stack, pid_t tid);
 void am_heap_set_api(uintptr_t p, enum am_api api);
 void am_heap_stats(size_t *mapped, size_t *peak_mapped, size_t *requested,
 		   size_t *peak_requested);
+/* Call @fn for every live allocation. */
+void am_heap_for_each_live(void (*fn)(const struct am_chunk *c, void *arg), void *arg);
+
+/* ---- leak.c ---- */
+/*
+ * At exit (detect_leaks=1): the live allocations no root reaches, printed
+ * by allocation stack; false when there are none.  Takes the heap lock.
+ */
+bool am_leak_check(void);
 
 /* ---- stack.c ---- */
 int am_stack_capture(uintptr_t *pcs, int max);

@@ -471,7 +471,18 @@ __attribute__((destructor)) static void am_destructor(void)
 {
 	size_t m, pm, r, pr;
 
-	if (!am_opt.stats || init_state != 2)
+	if (init_state != 2)
+		return;
+	/*
+	 * Leaks first: exit() has run the program's atexit handlers, but not
+	 * yet flushed its stdio buffers, so flush them before exiting with
+	 * the report's status.
+	 */
+	if (am_opt.detect_leaks && am_leak_check()) {
+		fflush(NULL);
+		_exit(am_opt.exitcode);
+	}
+	if (!am_opt.stats)
 		return;
 	am_heap_lock();
 	am_heap_stats(&m, &pm, &r, &pr);

@@ -52,6 +52,9 @@
 	  "frames kept per malloc and free (" AM_STR(AM_STACK_MAX) ")")	\
 	X(stats, bool, false, 0, 1, false,				\
 	  "stats=0|1", "peak requested vs mapped at exit")		\
+	X(detect_leaks, bool, false, 0, 1, false,			\
+	  "detect_leaks=0|1",						\
+	  "at exit, report blocks no pointer reaches; exitcode")	\
 	X(syscall_signal, int, -1, 0, 1, false,				\
 	  "syscall_signal=0|1", "signal mismatches in system calls (auto)") \
 	X(seed, unsigned long, 0, 0, ~0UL, false,			\

@@ -378,6 +378,57 @@ NOINLINE void plant_strlen_read(void)
 	free(p);
 }
 
+/*
+ * Leaks, for detect_leaks=1 at exit: a block no pointer reaches (direct),
+ * a small and a large block only that one points to (indirect), and one a
+ * global keeps (no leak).  "ok" frees the lost ones.
+ */
+static void *volatile kept;
+
+NOINLINE void plant_leak(void)
+{
+	void **lost = malloc(40);
+
+	lost[0] = malloc(100);
+	lost[1] = malloc(64 << 10);
+	kept = malloc(24);
+	if (ok) {
+		free(lost[1]);
+		free(lost[0]);
+		free(lost);
+	}
+	printf("leak done\n");
+}
+
+/* Dead frames below main's may still hold the lost pointer: zero them. */
+NOINLINE static void scrub_stack(void)
+{
+	volatile char junk[64 * 1024];
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = 0;
+}
+
+static void plant_leak_scrubbed(void)
+{
+	plant_leak();
+	scrub_stack();
+}
+
+/* No leak: a global reaches a block, which reaches another; an interior
+ * pointer reaches a third. */
+static void *volatile roots[2];
+
+NOINLINE void plant_leak_none(void)
+{
+	void **a = malloc(40);
+
+	a[0] = malloc(100);
+	roots[0] = a;
+	roots[1] = (char *)malloc(64) + 10;
+	printf("leak_none done\n");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -407,6 +458,8 @@ static const struct {
 	{ "underflow_short_read", plant_underflow_short_read },
 	{ "memcpy_read", plant_memcpy_read },
 	{ "strlen_read", plant_strlen_read },
+	{ "leak", plant_leak_scrubbed },
+	{ "leak_none", plant_leak_none },
 };
 
 int main(int argc, char **argv)
