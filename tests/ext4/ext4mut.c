@@ -676,6 +676,12 @@ static const struct { const char *msg, *why; } known_gaps[] = {
 	 * e2fsck clears five flags and keeps 0xbff7c7ff. */
 	{ "unexpected EA_INODE flag",
 	  "e2fsck keeps EXT4_EA_INODE_FL on a file that a directory links to" },
+	/* Field mutants 33 and 113 of seed 20261207 (rich base): eh_depth of
+	 * /deep's leaf extent block 429 set to 0x8000 and 0xffff, checksum
+	 * recomputed; e2fsck -fn and -fy exit 0 and debugfs dumps the file,
+	 * since libext2fs descends by the parent's depth. */
+	{ "unexpected eh_depth",
+	  "e2fsck does not check that an extent block's depth is its parent's minus one" },
 };
 
 static const char *known_gap(const char *line, size_t len)
