@@ -17,6 +17,8 @@
  * mmap()ed and freed again.
  */
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +124,28 @@ static void drain(struct scan *s, uint8_t mark)
 }
 
 /*
+ * A private file mapping whose file shrank raises SIGBUS past the file's
+ * end: the scan of that mapping stops there, as a reader would.  The jump
+ * leaves the tables consistent: the load is the only access that can
+ * fault, and it comes before a block is marked and queued.
+ */
+static sigjmp_buf bus_env;
+
+static void on_bus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_env, 1);
+}
+
+static bool scan_guarded(struct scan *s, uintptr_t lo, uintptr_t hi)
+{
+	if (sigsetjmp(bus_env, 1))
+		return false;
+	scan_range(s, lo, hi, REACHED);
+	return true;
+}
+
+/*
  * The roots: private writable mappings that are anonymous (the stacks,
  * the C library's heap, bss) or of a regular file (data segments), not
  * devices, not memfds, not the ADI heap.
@@ -131,6 +155,7 @@ static void scan_roots(struct scan *s)
 	size_t cap = 1 << 20, len = 0;	/* maps of 10000 lines and more */
 	char *buf = table(cap), *line, *end;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	struct sigaction bus = { .sa_handler = on_bus }, old_bus;
 	ssize_t r;
 
 	if (!buf || fd < 0) {
@@ -140,6 +165,7 @@ static void scan_roots(struct scan *s)
 		untable(buf, cap);
 		return;
 	}
+	sigaction(SIGBUS, &bus, &old_bus);
 	while (len < cap - 1 && (r = read(fd, buf + len, cap - 1 - len)) > 0)
 		len += (size_t)r;
 	close(fd);
@@ -161,8 +187,11 @@ static void scan_roots(struct scan *s)
 			continue;
 		if (am_heap_owns(lo))
 			continue;
-		scan_range(s, lo, hi, REACHED);
+		if (!scan_guarded(s, lo, hi))
+			am_printf("adimalloc: leak check: %lx-%lx %s: SIGBUS, read up to "
+				  "there\n", lo, hi, path);
 	}
+	sigaction(SIGBUS, &old_bus, NULL);
 	untable(buf, cap);
 }
 

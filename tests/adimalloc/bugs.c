@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -415,6 +416,37 @@ static void plant_leak_scrubbed(void)
 	scrub_stack();
 }
 
+/*
+ * A leak, and a private file mapping whose file was truncated: reading it
+ * raises SIGBUS, which the leak check at exit must survive.
+ */
+static void *volatile lost_bus;
+
+NOINLINE void plant_leak_sigbus(void)
+{
+	char path[] = "/tmp/adimalloc-bus.XXXXXX";
+	int fd = mkstemp(path);
+	char *map;
+
+	if (fd < 0 || ftruncate(fd, 8192)) {
+		perror("leak_sigbus: temporary file");
+		exit(1);
+	}
+	map = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED || ftruncate(fd, 0)) {
+		perror("leak_sigbus: mapping");
+		exit(1);
+	}
+	unlink(path);
+	close(fd);
+	/* Stored and overwritten: no pointer to it is left. */
+	lost_bus = malloc(48);
+	if (ok)
+		free(lost_bus);
+	lost_bus = NULL;
+	printf("leak_sigbus done\n");
+}
+
 /* No leak: a global reaches a block, which reaches another; an interior
  * pointer reaches a third. */
 static void *volatile roots[2];
@@ -460,6 +492,7 @@ static const struct {
 	{ "strlen_read", plant_strlen_read },
 	{ "leak", plant_leak_scrubbed },
 	{ "leak_none", plant_leak_none },
+	{ "leak_sigbus", plant_leak_sigbus },
 };
 
 int main(int argc, char **argv)
