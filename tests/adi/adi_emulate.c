@@ -598,6 +598,8 @@ static void test_string_fault(void)
 
 FORM(fault_store, "movl %ecx, (%rbx)");
 FORM(fault_load, "movq (%rbx), %rcx");
+/* Its load succeeds, its store faults: nothing may change before the step. */
+FORM(fault_alu_store, "addl %ecx, (%rbx)");
 
 /*
  * Run @fn with rbx = the plain pointer, then with the versioned one, on
@@ -665,6 +667,7 @@ static void test_faults(void)
 {
 	compare_fault("store to a read-only page", fault_store, read_only, SEGV_ACCERR);
 	compare_fault("load from PROT_NONE", fault_load, no_access, SEGV_ACCERR);
+	compare_fault("add into a read-only page", fault_alu_store, read_only, SEGV_ACCERR);
 	compare_fault("store under a write-disabled protection key", fault_store, pkey_no_write,
 		      4 /* SEGV_PKUERR */);
 }
