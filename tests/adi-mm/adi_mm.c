@@ -566,6 +566,32 @@ static void test_compaction(void)
 	expect_mismatch_caught(p, "after compaction a mismatch is still caught");
 }
 
+/*
+ * Matching loads from every 4 KiB of [p, p + len), versioned by
+ * version_region(), are decided on the page tables alone: "lockless"
+ * counts each of them (a page table walk that stopped at the huge entry
+ * would send them all to the locked path).
+ */
+static void expect_lockless_loads(char *p, size_t len, const char *what)
+{
+	long loads = 0, lockless = adi_counter("lockless");
+	uint64_t sum = 0, want = 0;
+
+	if (lockless < 0) {
+		tap_skip("no /sys/kernel/debug/adi/lockless", "%s: lockless loads", what);
+		return;
+	}
+	for (size_t off = 0; off < len; off += 4096, loads++) {
+		size_t b = off / BLK;
+
+		sum += *(volatile uint64_t *)adi_make_ptr(p + off, 1 + b % 14);
+		want += b * 3 + 1;
+	}
+	tap_eq_long(adi_counter("lockless") - lockless, loads,
+		    "%s: every matching load decided without a lock", what);
+	tap_eq_long(sum, want, "%s: and the loads read the data", what);
+}
+
 /* AnonHugePages of the mapping at @p, in kB. */
 static long anon_huge_kb(char *p)
 {
@@ -609,6 +635,7 @@ static void test_thp(void)
 	tap_eq_long(kb, 2048, "MADV_COLLAPSE made a huge page of them: AnonHugePages in kB");
 	expect_region(p, hlen, "the collapsed huge page keeps every version");
 	expect_mismatch_caught(p, "the collapsed huge page still catches a mismatch");
+	expect_lockless_loads(p, hlen, "the collapsed huge page");
 	/* Split it again: mprotect half of it. */
 	mprotect(p, hlen / 2, PROT_READ | PROT_ADI);
 	mprotect(p, hlen / 2, PROT_READ | PROT_WRITE | PROT_ADI);

@@ -337,9 +337,10 @@ static void test_lockless(void)
 	const long loads = 200;
 	char *p = adi_map(4096);
 	volatile uint64_t *good = adi_make_ptr(p, 5), *bad = adi_make_ptr(p, 6);
+	volatile uint64_t *alias;
 	volatile uint64_t value = 0;
 	long checks, lockless;
-	int i;
+	int i, sig;
 
 	if (adi_counter("checks") < 0) {
 		tap_skip("no /sys/kernel/debug/adi/checks (debugfs not mounted)",
@@ -365,6 +366,63 @@ static void test_lockless(void)
 	adi_expect_segv(SEGV_ADIPERR, (void *)bad, "lockless: a mismatch is still reported");
 	tap_eq_long(adi_counter("lockless") - lockless, 0,
 		    "lockless: a mismatch is not decided without the lock");
+
+	/*
+	 * Bit 52 set below the version: the stripped address is not a user
+	 * address, but the page-table walk looks only at bits 47:12 and
+	 * would find p's page.  The check must not take that page's answer.
+	 */
+	lockless = adi_counter("lockless");
+	alias = (volatile uint64_t *)((uintptr_t)good | (1UL << 52));
+	sig = TRY(value = *alias);
+	tap_eq_long(sig, SIGSEGV, "lockless: a load through a versioned address "
+		    "past the user half (%p) gets SIGSEGV", (void *)alias);
+	tap_eq_long(adi_counter("lockless") - lockless, 0,
+		    "lockless: ... and is not decided on the page tables of the "
+		    "user page it aliases");
+}
+
+/*
+ * The lockless check does not look at the mapping: a page of a memfd
+ * versioned through an ADI mapping, mapped a second time without ADI, is
+ * read there through any version, matching (decided lockless) or not
+ * (decided by the locked path, which finds the mapping is not ADI).
+ */
+static void test_lockless_other_mapping(void)
+{
+	int fd = memfd_create("adi-lockless", 0);
+	char *adi, *plain;
+	volatile uint64_t *q;
+	volatile uint64_t value = 0;
+	int sig;
+
+	if (fd < 0 || ftruncate(fd, 4096)) {
+		tap_skip("memfd_create/ftruncate failed", "lockless-other-mapping");
+		return;
+	}
+	adi = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_ADI, MAP_SHARED, fd, 0);
+	plain = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (adi == MAP_FAILED || plain == MAP_FAILED) {
+		tap_skip("mmap of the memfd failed", "lockless-other-mapping");
+		return;
+	}
+	must_set_version(adi, 4096, 5);
+	*(uint64_t *)adi_make_ptr(adi, 5) = 0x5555;
+	q = adi_make_ptr(plain, 5);
+	sig = TRY(value = *q);
+	adi_expect_no_signal(sig, "versioned page mapped without ADI: the matching version reads");
+	tap_eq_hex(value, 0x5555, "versioned page mapped without ADI: the matching version's data");
+	q = adi_make_ptr(plain, 9);
+	value = 0;
+	sig = TRY(value = *q);
+	adi_expect_no_signal(sig, "versioned page mapped without ADI: another version reads unchecked");
+	tap_eq_hex(value, 0x5555, "versioned page mapped without ADI: another version's data");
+	sig = TRY(value = *(volatile uint64_t *)adi_make_ptr(adi, 9));
+	adi_expect_segv(SEGV_ADIPERR, adi_make_ptr(adi, 9),
+			"the same page through its ADI mapping and another version: mismatch");
+	munmap(adi, 4096);
+	munmap(plain, 4096);
+	close(fd);
 }
 
 static void test_load_store(void)
@@ -491,6 +549,7 @@ int main(int argc, char **argv)
 	tap_group("set-get", test_set_get);
 	tap_group("load-store", test_load_store);
 	tap_group("lockless", test_lockless);
+	tap_group("lockless-other-mapping", test_lockless_other_mapping);
 	tap_group("untagged", test_untagged_and_non_adi);
 	tap_group("precise-inherit", test_precise_inherit);
 	return tap_done();

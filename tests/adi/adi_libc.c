@@ -19,10 +19,34 @@ uint64_t list_O2_sum(const struct node *head);
 
 #define NODES 200
 
+/*
+ * What the last TRY() caught, against a want of one's own (@ok, described
+ * by @want): adi_test.h's report, "got SIGSEGV code ... addr ... rip ...".
+ */
+__attribute__((format(printf, 3, 4)))
+static int expect_caught(int ok, const char *want, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ok = adi_expect_caught_v(ok, want, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+/* The list's sum, unless the walk that computed it raised a signal. */
+static void expect_sum(int sig, uint64_t got, uint64_t want, const char *what)
+{
+	if (sig)
+		tap_ok(0, "%s: the sum: not run: the walk raised signal %d, want none", what, sig);
+	else
+		tap_eq_long((long)got, (long)want, "%s: the sum", what);
+}
+
 static void test_list(void)
 {
 	char *mem = adi_map(NODES * 64);
-	uint64_t want = 0, got;
+	uint64_t want = 0, got = 0;
 	struct node *head;
 	int i, sig;
 
@@ -31,39 +55,45 @@ static void test_list(void)
 		want += (uint64_t)i * 3;
 	}
 	sig = TRY(head = list_O0_build(mem, NODES); got = list_O0_sum(head));
-	tap_ok(!sig && got == want, "linked list, -O0 code: built and summed (%lu, want %lu)",
-	       (unsigned long)got, (unsigned long)want);
+	adi_expect_no_signal(sig, "linked list, -O0 code: built and summed without a signal");
+	expect_sum(sig, got, want, "linked list, -O0 code");
 	sig = TRY(head = list_O2_build(mem, NODES); got = list_O2_sum(head));
-	tap_ok(!sig && got == want, "linked list, -O2 code: built and summed");
+	adi_expect_no_signal(sig, "linked list, -O2 code: built and summed without a signal");
+	expect_sum(sig, got, want, "linked list, -O2 code");
 	/* Re-version one node: walking into it with the old pointer is caught. */
 	must_set_version(mem + 100 * 64, 64, 15 - 100 % 14);
-	sig = TRY(got = list_O2_sum(head));
-	tap_ok(sig == SIGSEGV && caught.code == SEGV_ADIPERR &&
-	       ((uintptr_t)adi_strip_ptr(caught.addr) & ~63UL) == (uintptr_t)(mem + 100 * 64),
-	       "a stale pointer to a re-versioned node is caught at that node (%p)", caught.addr);
+	TRY(got = list_O2_sum(head));
+	adi_expect_perr("a stale pointer to a re-versioned node is caught: SIGSEGV SEGV_ADIPERR");
+	tap_eq_hex((uintptr_t)adi_strip_ptr(caught.addr) & ~63UL, (uintptr_t)(mem + 100 * 64),
+		   "a stale pointer to a re-versioned node is caught at that node: si_addr's "
+		   "block, unversioned");
 }
 
 /* glibc on a versioned buffer of @n bytes at the start of a versioned area. */
 static int libc_round(size_t n, char *area, char *other)
 {
 	char *p = adi_make_ptr(area, 3), *q = adi_make_ptr(other, 3);
-	volatile int ok = 1;
+	volatile int wrong = 0;		/* the steps that went wrong, a bit each */
 	int sig;
 
 	sig = TRY({
 		memset(p, 'a', n);
 		p[n - 1] = 0;
-		ok &= strlen(p) == n - 1;
+		wrong |= (strlen(p) != n - 1) << 0;
 		memcpy(q, p, n);
-		ok &= memcmp(p, q, n) == 0;
+		wrong |= (memcmp(p, q, n) != 0) << 1;
 		q[n / 2] ^= 1;
-		ok &= n < 2 || memcmp(p, q, n) != 0;
+		wrong |= !(n < 2 || memcmp(p, q, n) != 0) << 2;
 		strcpy(q, p);
-		ok &= memcmp(p, q, n) == 0;
+		wrong |= (memcmp(p, q, n) != 0) << 3;
 	});
 	if (sig)
 		tap_diag("size %zu: signal %d code %d at %p", n, sig, caught.code, caught.addr);
-	return !sig && ok;
+	if (wrong)
+		tap_diag("size %zu: wrong result of%s%s%s%s", n, wrong & 1 ? " strlen" : "",
+			 wrong & 2 ? " memcpy/memcmp" : "", wrong & 4 ? " memcmp after a change" : "",
+			 wrong & 8 ? " strcpy/memcmp" : "");
+	return !sig && !wrong;
 }
 
 static void test_libc(void)
@@ -87,16 +117,21 @@ static void test_libc(void)
 		char *q = adi_make_ptr(b, 3);
 		int sig = TRY(memcpy(q + 4000, adi_make_ptr(a, 3), 200));
 
-		tap_ok(sig == SIGSEGV && (caught.code == SEGV_ADIDERR || caught.code == SEGV_ADIPERR) &&
-		       b[4096] == 'Q',
-		       "memcpy overflowing into a differently versioned block is caught (code %d)",
-		       caught.code);
+		expect_caught(sig == SIGSEGV &&
+			      (caught.code == SEGV_ADIDERR || caught.code == SEGV_ADIPERR),
+			      "SIGSEGV code SEGV_ADIDERR or SEGV_ADIPERR",
+			      "memcpy overflowing into a differently versioned block is caught");
+		tap_eq_hex((unsigned char)b[4096], 'Q', "memcpy overflowing: the other block's "
+			   "first byte is unchanged (want 'Q')");
 	}
 	{
 		char *p = adi_make_ptr(b, 3);
 		int sig = TRY(memset(p + 4000, 'z', 200));
 
-		tap_ok(sig == SIGSEGV && b[4096] == 'Q', "memset overflowing likewise");
+		expect_caught(sig == SIGSEGV, "SIGSEGV, any code", "memset overflowing likewise: "
+			      "caught");
+		tap_eq_hex((unsigned char)b[4096], 'Q', "memset overflowing: the other block's "
+			   "first byte is unchanged (want 'Q')");
 	}
 }
 
@@ -118,18 +153,17 @@ static void test_avx512_libc(void)
 	setenv("ADI_TEST_LIBC_AVX512", "1", 1);
 	errno = 0;
 	rc = adi_enable(p, 4096, PROT_READ | PROT_WRITE);
-	err = errno;
-	tap_ok(rc == -1 && err == EOPNOTSUPP, "glibc on AVX-512 (pretended): adi_enable() "
-	       "refuses: got %d (%s), want -1 (%s)", rc, strerror(err), strerror(EOPNOTSUPP));
+	tap_errno(rc, EOPNOTSUPP, "glibc on AVX-512 (pretended): adi_enable() refuses");
 	rc = smaps_has_ad(p);
 	tap_ok(rc == 0, "... and the range did not become ADI memory: smaps 'ad' got %d, "
 	       "want 0", rc);
 	setenv("ADI_TEST_LIBC_AVX512", "0", 1);
 	rc = adi_enable(p, 4096, PROT_READ | PROT_WRITE);
 	err = errno;
-	tap_ok(rc == 0 && smaps_has_ad(p), "glibc steered off AVX-512 (pretended): "
-	       "adi_enable() got %d (%s), want 0, and an ADI mapping", rc,
-	       rc ? strerror(err) : "-");
+	tap_eq_long(rc, 0, "glibc steered off AVX-512 (pretended): adi_enable() succeeds (%s)",
+		    rc ? tap_errname(err) : "no errno");
+	tap_eq_long(smaps_has_ad(p), 1, "glibc steered off AVX-512 (pretended): the range is "
+		    "ADI memory: smaps 'ad'");
 	unsetenv("ADI_TEST_LIBC_AVX512");
 	munmap(p, 4096);
 }
