@@ -318,9 +318,9 @@ static void test_fuzz_prctl(void)
 		 st->children, st->accadi);
 	for (int i = 0; i < st->unexpected && i < 4; i++)
 		tap_diag("fuzz-prctl: unexpected errno: %s", st->first_unexpected[i]);
-	tap_ok(total > 0 && st->timeouts == 0,
-	       "fuzz-prctl: every call returned within %d ms (got %ld children timed out, %ld of "
-	       "them not killable; want 0)", CALL_MS, st->timeouts, st->unkillable);
+	tap_ok(total > 0, "fuzz-prctl: the children made calls (got %ld, want > 0)", total);
+	tap_eq_long(st->timeouts, 0, "fuzz-prctl: every call returned within %d ms: children "
+		    "timed out (%ld of them not killable)", CALL_MS, st->unkillable);
 	tap_ok(st->bad_children == 0,
 	       "fuzz-prctl: no child was killed (got %ld children not ending with exit 0; want 0%s%s)",
 	       st->bad_children, st->first_bad[0] ? "; first: " : "", st->first_bad);

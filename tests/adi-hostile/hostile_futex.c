@@ -54,11 +54,9 @@ static void setup_words(void)
 static int want_efault(const char *what, const struct bounded *r)
 {
 	if (!exited_zero(r))
-		return tap_ok(0, "%s: fails with EFAULT (got no result: the child %s; want -1, EFAULT)",
-			      what, describe(r));
-	return tap_ok(res->ret == -1 && res->err == EFAULT,
-		      "%s: fails with EFAULT (got ret %ld, %s; want -1, EFAULT)",
-		      what, res->ret, res->err ? errno_name(res->err) : "no errno");
+		return no_result(r, "%s: fails with EFAULT", what);
+	errno = res->err;	/* the child's, for tap_errno() */
+	return tap_errno(res->ret, EFAULT, "%s: fails with EFAULT", what);
 }
 
 /* FUTEX_WAKE_OP: *uaddr2 = 1 if it was 0; uaddr2 has the wrong version. */
@@ -99,9 +97,11 @@ static void test_futex_wake_op(void)
 		note_wedged(&r);
 		check_finished(what, &r, LIMIT_MS);
 		want_efault(what, &r);
-		tap_ok(exited_zero(&r) && res->word2_after == 0,
-		       "%s: the word at uaddr2 is unchanged (got %d%s, want 0)", what,
-		       res->word2_after, exited_zero(&r) ? "" : ", no result: the child did not finish");
+		if (!exited_zero(&r))
+			no_result(&r, "%s: the word at uaddr2 is unchanged", what);
+		else
+			tap_eq_long(res->word2_after, 0, "%s: the word at uaddr2 is unchanged",
+				    what);
 		check_kill_latency(what, loop_wake_op, private ? (void *)1 : NULL);
 	}
 }
@@ -240,12 +240,19 @@ static void test_futex_pi(void)
 	memset(res, 0, sizeof(*res));
 	run_bounded(op_pi_match, NULL, LIMIT_MS, &r);
 	check_finished("FUTEX_LOCK_PI/UNLOCK_PI with the matching version", &r, LIMIT_MS);
-	tap_ok(exited_zero(&r) && res->word2_after == res->tid,
-	       "FUTEX_LOCK_PI with the matching version takes the lock (got word %#x, want TID %#x)",
-	       res->word2_after, res->tid);
-	tap_ok(exited_zero(&r) && res->ret == 0 && res->word_after == 0,
-	       "FUTEX_UNLOCK_PI with the matching version releases it (got ret %ld %s, word %#x; want 0, word 0)",
-	       res->ret, res->err ? errno_name(res->err) : "", res->word_after);
+	if (!exited_zero(&r)) {
+		no_result(&r, "FUTEX_LOCK_PI with the matching version takes the lock");
+		no_result(&r, "FUTEX_UNLOCK_PI with the matching version releases it: the call");
+		no_result(&r, "FUTEX_UNLOCK_PI with the matching version releases it: the word");
+		return;
+	}
+	tap_eq_hex((uint32_t)res->word2_after, (uint32_t)res->tid,
+		   "FUTEX_LOCK_PI with the matching version takes the lock: the word (want our TID)");
+	/* The lock's result when it failed (op_pi_match stops there), else the unlock's. */
+	tap_eq_long(res->ret, 0, "FUTEX_UNLOCK_PI with the matching version releases it: "
+		    "the call (errno %s)", res->err ? errno_name(res->err) : "none");
+	tap_eq_hex((uint32_t)res->word_after, 0,
+		   "FUTEX_UNLOCK_PI with the matching version releases it: the word");
 }
 
 int main(void)

@@ -116,9 +116,9 @@ static void test_sigaltstack_mismatch(void)
 	       WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSEGV,
 	       "%s: the child is killed by SIGSEGV within %d ms (got %s, want SIGSEGV)",
 	       what, LIMIT_MS, describe(&r));
-	tap_ok(res->handler_ran == 0 && res->continued == 0,
-	       "%s: neither the handler nor the rest of the program ran (got handler %d, continued %d; want 0, 0)",
-	       what, res->handler_ran, res->continued);
+	tap_eq_long(res->handler_ran, 0, "%s: the handler did not run: times it ran", what);
+	tap_eq_long(res->continued, 0, "%s: the rest of the program did not run: continued",
+		    what);
 }
 
 /* ---- the FP state pointer at sigreturn -------------------------------------- */
@@ -241,10 +241,9 @@ static void test_sigreturn_fpregs(void)
 	run_bounded(op_version_fpregs, (void *)1, LIMIT_MS, &r);
 	note_wedged(&r);
 	check_finished(what, &r, LIMIT_MS);
-	tap_ok(res->handler_ran == 1 && res->continued == 1 && res->xmm0 == XMM_NEW,
-	       "%s: xmm0 restored from the handler's frame (got handler %d, continued %d, xmm0 %#" PRIx64
-	       "; want 1, 1, %#llx)",
-	       what, res->handler_ran, res->continued, res->xmm0, XMM_NEW);
+	tap_eq_long(res->handler_ran, 1, "%s: the handler ran: times", what);
+	tap_eq_long(res->continued, 1, "%s: the program continued after the handler", what);
+	tap_eq_hex(res->xmm0, XMM_NEW, "%s: xmm0 restored from the handler's frame", what);
 	check_kill_latency(what, loop_version_fpregs, (void *)1);
 
 	/* The same in a process without ADI memory. */
@@ -285,9 +284,10 @@ static void test_fpregs_mismatch(void)
 	run_bounded(op_move_fpregs, NULL, LIMIT_MS, &r);
 	note_wedged(&r);
 	tap_diag("the handler copied %u bytes of FP state", res->fp_size);
-	tap_ok(res->handler_ran == 1 && res->fp_size && res->fp_size <= FP_COPY_SIZE,
-	       "%s: the handler ran and copied the state (got ran %d, %u bytes; want 1, 1-%d bytes)",
-	       what, res->handler_ran, res->fp_size, FP_COPY_SIZE);
+	tap_eq_long(res->handler_ran, 1, "%s: the handler ran: times", what);
+	tap_ok(res->fp_size && res->fp_size <= FP_COPY_SIZE,
+	       "%s: the handler copied the state (got %u bytes, want 1-%d bytes)",
+	       what, res->fp_size, FP_COPY_SIZE);
 	tap_ok(r.reaped && !r.timed_out && r.elapsed_ms <= LIMIT_MS &&
 	       WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSEGV,
 	       "%s: the child is killed by SIGSEGV within %d ms (got %s, want SIGSEGV)",

@@ -184,11 +184,23 @@ static void run_race(const char *name, void *variant)
 	tap_ok(st->child_stuck == 0,
 	       "%s: every forked child ended (got %ld that SIGKILL could not end; want 0)", name,
 	       st->child_stuck);
-	tap_ok(exited_zero(&r) && st->reversions > 0 && st->remaps > 0 && st->forks > 0 &&
-	       (variant ? st->sys_ok + st->sys_err : st->ok + st->segv) > 0,
-	       "%s: every thread made progress (got %ld re-versions, %ld re-mappings, %ld forks, "
-	       "%ld accesses; want all > 0)", name, st->reversions, st->remaps, st->forks,
-	       variant ? st->sys_ok + st->sys_err : st->ok + st->segv);
+	{
+		const struct { const char *what; long got; } progress[] = {
+			{ "re-versions", st->reversions },
+			{ "re-mappings", st->remaps },
+			{ "forks", st->forks },
+			{ "accesses", variant ? st->sys_ok + st->sys_err : st->ok + st->segv },
+		};
+
+		for (size_t i = 0; i < sizeof(progress) / sizeof(progress[0]); i++)
+			if (!exited_zero(&r))
+				no_result(&r, "%s: every thread made progress: %s", name,
+					  progress[i].what);
+			else
+				tap_ok(progress[i].got > 0, "%s: every thread made progress: %s "
+				       "(got %ld, want > 0)", name, progress[i].what,
+				       progress[i].got);
+	}
 }
 
 static void test_race(void)

@@ -99,13 +99,10 @@ static void ignore(int sig)
 	(void)sig;
 }
 
+/* Right after the fork(): a failed one (@pid -1) is reported with its errno. */
 static void wait_child(pid_t pid, const char *what)
 {
-	int status = -1;
-
-	waitpid(pid, &status, 0);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "%s: exits 0 (got status 0x%x)", what, status);
+	tap_wait_exit0(pid, "%s: exits 0", what);
 }
 
 static void failed_requests_take_nothing(void)
