@@ -159,7 +159,9 @@ static int by_count(const void *a, const void *b)
 /*
  * The stages of a trapped access, by the kernel functions that do them;
  * the first matching prefix wins.  Functions inlined into another count
- * as that one: adi_check_fast() as adi_check_access(), for example.
+ * as that one: adi_check_fast() as adi_check_access(), for example; the
+ * lockless page walk (patch 44) counts with the version lookup, its
+ * interrupts-off section included.
  */
 static const struct {
 	const char *prefix;
@@ -182,6 +184,10 @@ static const struct {
 	{ "put_page", "ADI version lookup (page walk, VMA, versions)" },
 	{ "adi_check_access", "ADI version lookup (page walk, VMA, versions)" },
 	{ "adi_page_version", "ADI version lookup (page walk, VMA, versions)" },
+	{ "adi_page_check_lockless", "ADI version lookup (page walk, VMA, versions)" },
+	{ "adi_page_lockless", "ADI version lookup (page walk, VMA, versions)" },
+	{ "adi_blocks_match", "ADI version lookup (page walk, VMA, versions)" },
+	{ "xa_load", "ADI version lookup (page walk, VMA, versions)" },
 	{ "adi_emulate", "ADI emulation (the access, registers, flags)" },
 	{ "__get_user", "ADI emulation (the access, registers, flags)" },
 	{ "__put_user", "ADI emulation (the access, registers, flags)" },
