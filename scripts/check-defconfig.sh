@@ -1,8 +1,8 @@
 #!/bin/bash
 # Build the patched kernel the way a user who never saw our small
 # configuration would: x86_64 defconfig + kvm_guest.config, plus the
-# options our suites need (kernel/config/*.config except base.config and
-# debug.config), with CONFIG_X86_ADI=y; once as defconfig has it (with
+# options our suites need (kernel/config/*.config except base.config,
+# debug.config and noadi.config), with CONFIG_X86_ADI=y; once as defconfig has it (with
 # IA32_EMULATION, so the 32-bit vDSO includes our headers) and once
 # without IA32_EMULATION.  Each build must end with no error and no
 # compiler warning.  Then every ADI header is compiled on its own (included
@@ -21,10 +21,11 @@ what=("$@")
 [ ${#what[@]} -gt 0 ] || what=(ia32 noia32 headers)
 
 # Our fragments that make sense on top of defconfig: not base.config
-# (written for allnoconfig) and not debug.config.
+# (written for allnoconfig), not debug.config and not noadi.config (the
+# variant without ADI: it switches X86_ADI off).
 fragments=()
 for f in "$KCONFIGS"/*.config; do
-	case "$(basename "$f")" in base.config|debug.config) continue ;; esac
+	case "$(basename "$f")" in base.config|debug.config|noadi.config) continue ;; esac
 	fragments+=("$f")
 done
 
