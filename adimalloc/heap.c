@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The versioned heap: slabs of one size class in a reserved PROT_ADI region,
- * a mapping per large allocation, a bounded quarantine of freed memory.
+ * a mapping per large allocation between two PROT_NONE guard pages, a
+ * bounded quarantine of freed memory, and after it a bounded quarantine of
+ * the address ranges of freed large blocks.
  *
  * Version rules (the reason this file exists):
  *  - an allocation's blocks get a version that differs from the blocks just
@@ -27,6 +29,16 @@
 #define NSLABS		(REGION_SIZE / AM_SLAB_SIZE)
 #define LARGE_BUCKETS	4096
 #define QUAR_MAX	65536		/* entries, on top of the byte bound */
+/*
+ * Released ranges kept PROT_NONE, on top of the address_quarantine bound:
+ * each may be a VMA of its own, and the kernel allows 65530 by default.
+ */
+#define RELEASED_MAX	16384
+/*
+ * Frees remembered for attribution (see remember_free()): 16384 records
+ * of 48 bytes, 768 KiB of address space, touched as frees happen.
+ */
+#define HISTORY_MAX	16384
 
 /* Size classes in 64-byte blocks: exact up to 1 KiB, then 4 per doubling. */
 static const uint16_t class_blocks[] = {
@@ -57,10 +69,18 @@ struct slab {
 	struct slot slots[];
 };
 
+/*
+ * A large allocation: [map, map + map_len) is its PROT_ADI mapping, with a
+ * PROT_NONE guard page on each side (reserved with it, unmapped with it).
+ * Freed, it stays in its bucket while quarantined; released, its whole
+ * range is PROT_NONE and the record moves to the released ring, until that
+ * range is unmapped.
+ */
 struct large {
 	uintptr_t map, start;
 	size_t map_len, size;
 	uint8_t state, version, fence, api;
+	bool released;			/* in the released ring */
 	uint32_t alloc_stack, free_stack;
 	pid_t alloc_tid, free_tid;
 	struct large *next;		/* bucket chain, or free list */
@@ -82,14 +102,22 @@ static size_t slabs_used;
 static struct slab *partial[NCLASSES];
 static struct large *buckets[LARGE_BUCKETS];
 /*
- * Every large mapping ever made lies in [large_lo, large_hi): free() of a
- * glibc pointer in sampled mode asks whether it is ours, and this answers
- * "no" for glibc's heap without a walk of all the buckets.
+ * Every large mapping ever made, with its guard pages, lies in [large_lo,
+ * large_hi): free() of a glibc pointer in sampled mode asks whether it is
+ * ours, and this answers "no" for glibc's heap without a walk of all the
+ * buckets; the SIGSEGV handler reads them without the lock (written with
+ * atomic stores, under the lock) to pass on a page fault elsewhere at once.
  */
 static uintptr_t large_lo = UINTPTR_MAX, large_hi;
 static struct large *large_free;
 static struct qentry *quar;
 static size_t qhead, qcount, qbytes;
+/* The history of frees, a ring: history_count records ever written. */
+static struct am_chunk *history;
+static size_t history_count;
+/* The address-space quarantine: released large blocks, oldest first. */
+static struct large **released;
+static size_t rhead, rcount, rbytes;
 static size_t mapped, peak_mapped, requested, peak_requested;
 static uint64_t rng_state;
 /*
@@ -124,6 +152,8 @@ bool am_heap_held_here(void)
 	return tl_holds_lock;
 }
 
+static void rng_seed(uint64_t x);
+
 void am_heap_atfork_child(void)
 {
 	/*
@@ -133,6 +163,24 @@ void am_heap_atfork_child(void)
 	 */
 	pthread_mutex_init(&heap_lock, NULL);
 	tl_holds_lock = false;
+	/* Children of one parent draw different versions and placements,
+	 * unless a seed asked for the same every time. */
+	if (!am_opt.seed)
+		rng_seed(rng_state ^ ((uint64_t)getpid() << 32));
+}
+
+/*
+ * Seed the generator through splitmix64's finalizer: a pid and a
+ * page-aligned address have constant low bits, and xorshift's first
+ * outputs would keep them (the first placements of every run alike).
+ */
+static void rng_seed(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	rng_state = x ? x : 1;
 }
 
 static uint64_t rng(void)
@@ -188,8 +236,40 @@ static void account_requested(long delta)
 		peak_requested = requested;
 }
 
-/* Internal metadata: bump allocation from plain (unversioned) mappings;
- * zeroed, never freed. */
+/*
+ * A mapping of @len bytes (a multiple of the page) with @prot and @flags,
+ * between two PROT_NONE guard pages; NULL if the kernel refuses.  The
+ * kernel puts mappings next to each other: without guards, a large block
+ * would border our metadata or another block's mapping, where an overflow
+ * through its pointer is not checked at all (not ADI memory) and our
+ * metadata, next to glibc's blocks in sampled mode, would be open to
+ * theirs.  The reservation carries MAP_NORESERVE (PROT_NONE costs nothing);
+ * the inside is mapped over it with the caller's @flags only, so a large
+ * block is accounted for as an ordinary mapping, and a request the system
+ * cannot back still fails here rather than when its versions are set.
+ */
+static void *map_guarded(size_t len, int prot, int flags)
+{
+	char *r = mmap(NULL, len + 2 * AM_PAGE, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (r == MAP_FAILED)
+		return NULL;
+	if (mmap(r + AM_PAGE, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | flags,
+		 -1, 0) == MAP_FAILED) {
+		munmap(r, len + 2 * AM_PAGE);
+		return NULL;
+	}
+	return r + AM_PAGE;
+}
+
+static void unmap_guarded(uintptr_t p, size_t len)
+{
+	munmap((void *)(p - AM_PAGE), len + 2 * AM_PAGE);
+}
+
+/* Internal metadata: bump allocation from plain (unversioned) mappings
+ * with guard pages; zeroed, never freed. */
 static void *am_meta_alloc(size_t size)
 {
 	static char *cur;
@@ -198,12 +278,10 @@ static void *am_meta_alloc(size_t size)
 
 	size = am_round_up(size, 16);
 	if (size > left) {
-		size_t chunk = size > (1UL << 20) ? am_round_up(size, 4096) : 1UL << 20;
+		size_t chunk = size > (1UL << 20) ? am_round_up(size, AM_PAGE) : 1UL << 20;
 
-		cur = mmap(NULL, chunk, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (cur == MAP_FAILED) {
-			cur = NULL;
+		cur = map_guarded(chunk, PROT_READ | PROT_WRITE, 0);
+		if (!cur) {
 			left = 0;
 			return NULL;
 		}
@@ -218,7 +296,10 @@ static void *am_meta_alloc(size_t size)
 
 void am_heap_init(void)
 {
-	void *r = mmap(NULL, REGION_SIZE, PROT_NONE,
+	/* A page more on each side, never made accessible: a linear overflow
+	 * from the region stops there, not in whatever the kernel maps next
+	 * to it (see map_guarded()). */
+	void *r = mmap(NULL, REGION_SIZE + 2 * AM_PAGE, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (r == MAP_FAILED) {
@@ -226,12 +307,16 @@ void am_heap_init(void)
 			  strerror(errno));
 		_exit(AM_CONFIG_EXIT);
 	}
-	region = (uintptr_t)r;
-	slab_tab = mmap(NULL, NSLABS * sizeof(*slab_tab), PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	quar = mmap(NULL, QUAR_MAX * sizeof(*quar), PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (slab_tab == MAP_FAILED || quar == MAP_FAILED) {
+	region = (uintptr_t)r + AM_PAGE;
+	slab_tab = map_guarded(am_round_up(NSLABS * sizeof(*slab_tab), AM_PAGE),
+			       PROT_READ | PROT_WRITE, MAP_NORESERVE);
+	quar = map_guarded(am_round_up(QUAR_MAX * sizeof(*quar), AM_PAGE),
+			   PROT_READ | PROT_WRITE, MAP_NORESERVE);
+	released = map_guarded(am_round_up(RELEASED_MAX * sizeof(*released), AM_PAGE),
+			       PROT_READ | PROT_WRITE, MAP_NORESERVE);
+	history = map_guarded(am_round_up(HISTORY_MAX * sizeof(*history), AM_PAGE),
+			      PROT_READ | PROT_WRITE, MAP_NORESERVE);
+	if (!slab_tab || !quar || !released || !history) {
 		am_printf("adimalloc: out of memory at start-up\n");
 		_exit(AM_CONFIG_EXIT);
 	}
@@ -243,7 +328,8 @@ void am_heap_init(void)
 	{
 		static struct slab guard;
 
-		if (mprotect(r, AM_SLAB_SIZE, PROT_READ | PROT_WRITE | PROT_ADI) ||
+		if (mprotect((void *)region, AM_SLAB_SIZE,
+			     PROT_READ | PROT_WRITE | PROT_ADI) ||
 		    am_set_version(region, AM_SLAB_SIZE, 7)) {
 			am_printf("adimalloc: cannot version the heap region: %s\n",
 				  strerror(errno));
@@ -256,9 +342,8 @@ void am_heap_init(void)
 		slabs_used = 1;
 		account_mapped(AM_SLAB_SIZE);
 	}
-	rng_state = am_opt.seed ? am_opt.seed : ((uint64_t)getpid() << 32) ^ (uintptr_t)r ^ 0x9e3779b97f4a7c15ULL;
-	if (!rng_state)
-		rng_state = 1;
+	rng_seed(am_opt.seed ? am_opt.seed :
+		 ((uint64_t)getpid() << 32) ^ (uintptr_t)r);
 }
 
 static struct slab *slab_of(uintptr_t a)
@@ -418,17 +503,20 @@ static void *alloc_large(size_t size, size_t align, uint32_t stack, pid_t tid)
 		align = 16;
 	if (size > AM_SIZE_MAX || align > (1UL << 30))
 		return NULL;
-	/* One fence block on each side at least, plus room to align. */
-	map_len = am_round_up(body + align + 2 * AM_BLOCK, 4096);
-	m = mmap(NULL, map_len, PROT_READ | PROT_WRITE | PROT_ADI,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
+	/*
+	 * One fence block on each side at least, plus room to align.  The
+	 * fence (another version) catches what leaves the block by a little;
+	 * the guard pages around the mapping what runs on past its edge.
+	 */
+	map_len = am_round_up(body + align + 2 * AM_BLOCK, AM_PAGE);
+	m = map_guarded(map_len, PROT_READ | PROT_WRITE | PROT_ADI, 0);
+	if (!m)
 		return NULL;
 	map = (uintptr_t)m;
-	if (map < large_lo)
-		large_lo = map;
-	if (map + map_len > large_hi)
-		large_hi = map + map_len;
+	if (map - AM_PAGE < large_lo)
+		__atomic_store_n(&large_lo, map - AM_PAGE, __ATOMIC_RELAXED);
+	if (map + map_len + AM_PAGE > large_hi)
+		__atomic_store_n(&large_hi, map + map_len + AM_PAGE, __ATOMIC_RELAXED);
 	if (place_at_start())
 		p = am_round_up(map + AM_BLOCK, align);
 	else
@@ -439,7 +527,7 @@ static void *alloc_large(size_t size, size_t align, uint32_t stack, pid_t tid)
 	f = pick_version(v, 0, 0, 0);
 	if (am_set_version(map, u0 - map, f) || am_set_version(u0, u1 - u0, v) ||
 	    am_set_version(u1, map + map_len - u1, f)) {
-		munmap(m, map_len);
+		unmap_guarded(map, map_len);
 		return NULL;
 	}
 	lg = large_free;
@@ -448,7 +536,7 @@ static void *alloc_large(size_t size, size_t align, uint32_t stack, pid_t tid)
 	else
 		lg = am_meta_alloc(sizeof(*lg));
 	if (!lg) {
-		munmap(m, map_len);
+		unmap_guarded(map, map_len);
 		return NULL;
 	}
 	memset(lg, 0, sizeof(*lg));
@@ -520,6 +608,31 @@ static void large_chunk(struct large *lg, struct am_chunk *c)
 	c->api = lg->api;
 }
 
+/* A large block's whole reservation: its mapping and both guard pages. */
+static bool in_reservation(const struct large *lg, uintptr_t a)
+{
+	return a >= lg->map - AM_PAGE && a < lg->map + lg->map_len + AM_PAGE;
+}
+
+/*
+ * The released block whose range holds @a (with @exact: whose user
+ * pointer is @a).  A walk of the ring, only for a lookup that the live and
+ * quarantined blocks did not answer: a stale pointer, a bad free, and in
+ * sampled mode the free of a glibc block that lies among our mappings
+ * (which walks all the buckets already); never the free of one of ours or
+ * a checked mem/str call on a live block.
+ */
+static struct large *released_find(uintptr_t a, bool exact)
+{
+	for (size_t i = 0; i < rcount; i++) {
+		struct large *lg = released[(rhead + i) % RELEASED_MAX];
+
+		if (exact ? lg->start == a : in_reservation(lg, a))
+			return lg;
+	}
+	return NULL;
+}
+
 static struct large *large_exact(uintptr_t p)
 {
 	for (struct large *lg = *bucket(p); lg; lg = lg->next)
@@ -528,15 +641,16 @@ static struct large *large_exact(uintptr_t p)
 	return NULL;
 }
 
+/* Live, quarantined or released: a released range is still ours. */
 static struct large *large_containing(uintptr_t a)
 {
 	if (a < large_lo || a >= large_hi)
 		return NULL;
 	for (size_t i = 0; i < LARGE_BUCKETS; i++)
 		for (struct large *lg = buckets[i]; lg; lg = lg->next)
-			if (a >= lg->map && a < lg->map + lg->map_len)
+			if (in_reservation(lg, a))
 				return lg;
-	return NULL;
+	return released_find(a, false);
 }
 
 /*
@@ -556,7 +670,13 @@ static bool find_chunk(uintptr_t a, bool exact, struct am_chunk *c)
 		slot_chunk(s, idx, c);
 		return !exact || c->start == a;
 	}
-	lg = exact ? large_exact(a) : large_containing(a);
+	if (exact) {
+		lg = large_exact(a);
+		if (!lg)
+			lg = released_find(a, true);
+	} else {
+		lg = large_containing(a);
+	}
 	if (!lg)
 		return false;
 	large_chunk(lg, c);
@@ -634,6 +754,58 @@ bool am_heap_find_nearest(uintptr_t a, unsigned int v, struct am_chunk *c)
 	return false;
 }
 
+static void unmap_released(struct large *lg)
+{
+	unmap_guarded(lg->map, lg->map_len);
+	lg->released = false;
+	lg->next = large_free;
+	large_free = lg;
+}
+
+/*
+ * A freed large block leaves the quarantine.  Its pages go back to the
+ * system (and their versions with them), but its whole range, guard pages
+ * included, stays reserved PROT_NONE in the address-space quarantine: a
+ * later access through a stale pointer is then a page fault the SIGSEGV
+ * handler reports as a use-after-free, where an unmapped range would soon
+ * hold some other, unversioned mapping in which nothing is checked.  The
+ * oldest ranges are unmapped to stay within address_quarantine bytes and
+ * RELEASED_MAX ranges.  A range larger than the whole bound is unmapped at
+ * once and evicts nothing (as quarantine() does).  True if it is kept.
+ */
+static bool release_large(struct large *lg)
+{
+	size_t len = lg->map_len + 2 * AM_PAGE;
+	struct large **pp = bucket(lg->start);
+
+	while (*pp != lg)
+		pp = &(*pp)->next;
+	*pp = lg->next;
+	account_mapped(-(long)lg->map_len);
+	/* MAP_FIXED replaces the mapping: its pages and versions are dropped. */
+	if (len > am_opt.address_quarantine ||
+	    mmap((void *)(lg->map - AM_PAGE), len, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+		 -1, 0) == MAP_FAILED) {
+		unmap_released(lg);
+		return false;
+	}
+	while (rcount && (rcount == RELEASED_MAX ||
+			  rbytes + len > am_opt.address_quarantine)) {
+		struct large *old = released[rhead];
+
+		rbytes -= old->map_len + 2 * AM_PAGE;
+		unmap_released(old);
+		rhead = (rhead + 1) % RELEASED_MAX;
+		rcount--;
+	}
+	lg->released = true;
+	released[(rhead + rcount) % RELEASED_MAX] = lg;
+	rcount++;
+	rbytes += len;
+	return true;
+}
+
 static void release(struct qentry *q)
 {
 	if (q->slab) {
@@ -650,15 +822,7 @@ static void release(struct qentry *q)
 			s->in_partial = true;
 		}
 	} else {
-		struct large *lg = q->lg, **pp = bucket(lg->start);
-
-		while (*pp != lg)
-			pp = &(*pp)->next;
-		*pp = lg->next;
-		munmap((void *)lg->map, lg->map_len);
-		account_mapped(-(long)lg->map_len);
-		lg->next = large_free;
-		large_free = lg;
+		release_large(q->lg);
 	}
 }
 
@@ -712,6 +876,40 @@ static void warn_unversioned(uintptr_t start, size_t len, int err, const char *w
 		  (unsigned long)(start + len), name ? name : "?", what);
 }
 
+/*
+ * Each free, with its allocation's stacks, in a ring of the last
+ * HISTORY_MAX.  When a freed slot has been reused, the stale pointer no
+ * longer matches the slot (its new owner has another version), and the
+ * nearest block that carries the pointer's version is some unrelated
+ * neighbour: without this history the use-after-free would be reported
+ * as that neighbour's overflow.  HWASan keeps such a history for the same
+ * reason.
+ */
+static void remember_free(const struct am_chunk *c)
+{
+	history[history_count++ % HISTORY_MAX] = *c;
+}
+
+/*
+ * The most recent remembered free whose pointer carried version @v and
+ * whose bytes held @a (the caller has already ruled out the block that
+ * holds @a now).
+ */
+bool am_heap_find_freed(uintptr_t a, unsigned int v, struct am_chunk *c)
+{
+	size_t n = history_count < HISTORY_MAX ? history_count : HISTORY_MAX;
+
+	for (size_t i = 1; i <= n; i++) {
+		const struct am_chunk *h = &history[(history_count - i) % HISTORY_MAX];
+
+		if (h->version == v && a >= h->start && a - h->start < h->size) {
+			*c = *h;
+			return true;
+		}
+	}
+	return false;
+}
+
 static void free_small(struct slab *s, uintptr_t p, uint32_t stack, pid_t tid)
 {
 	uint32_t idx = (uint32_t)((p - s->base) / s->slot_size);
@@ -737,6 +935,12 @@ static void free_small(struct slab *s, uintptr_t p, uint32_t stack, pid_t tid)
 	}
 	sl->fversion = (uint8_t)w;
 	sl->state = AM_QUARANTINED;
+	{
+		struct am_chunk c;
+
+		slot_chunk(s, idx, &c);
+		remember_free(&c);
+	}
 	quarantine(s, idx, NULL, s->slot_size);
 }
 
@@ -753,21 +957,55 @@ static void free_large(uintptr_t p, uint32_t stack, pid_t tid)
 	if (am_set_version(u0, u1 - u0, pick_version(lg->version, lg->fence, 0, 0))) {
 		int err = errno;
 
-		/* A stale pointer still matches: make any access through it a
-		 * plain SIGSEGV while quarantined, or unmap the block now. */
-		if (mprotect((void *)lg->map, lg->map_len, PROT_NONE) == 0) {
-			warn_unversioned(u0, u1 - u0, err, "made inaccessible "
-					 "instead: a use-after-free through it is a "
-					 "plain SIGSEGV, not a report");
-		} else {
+		/* A stale pointer still matches its blocks: skip the
+		 * quarantine, release the block now. */
+		if (release_large(lg))
+			warn_unversioned(u0, u1 - u0, err, "released at once, its "
+					 "range made inaccessible: a use-after-free "
+					 "through it is reported from the page fault");
+		else
 			warn_unversioned(u0, u1 - u0, err, "unmapped at once: a "
 					 "use-after-free through it is a plain "
 					 "SIGSEGV, not a report");
-			quarantine(NULL, 0, lg, SIZE_MAX);	/* released now */
-			return;
-		}
+		return;
+	}
+	{
+		struct am_chunk c;
+
+		large_chunk(lg, &c);
+		remember_free(&c);
 	}
 	quarantine(NULL, 0, lg, lg->map_len);
+}
+
+bool am_heap_in_large_span(uintptr_t a)
+{
+	return a >= __atomic_load_n(&large_lo, __ATOMIC_RELAXED) &&
+	       a < __atomic_load_n(&large_hi, __ATOMIC_RELAXED);
+}
+
+/*
+ * Of a block still mapped, only the guard pages: the program may have
+ * made a page of its own block PROT_NONE (a guard of its own), and a fault
+ * there is its business.
+ */
+enum am_guard am_heap_find_guard(uintptr_t a, struct am_chunk *c)
+{
+	struct large *lg = large_containing(a);
+	enum am_guard g;
+
+	if (!lg)
+		return AM_GUARD_NONE;
+	if (lg->released)
+		g = AM_GUARD_RELEASED;
+	else if (a < lg->map)
+		g = AM_GUARD_BEFORE;
+	else if (a >= lg->map + lg->map_len)
+		g = AM_GUARD_AFTER;
+	else
+		return AM_GUARD_NONE;
+	large_chunk(lg, c);
+	return g;
 }
 
 void am_heap_set_api(uintptr_t p, enum am_api api)

@@ -4,10 +4,11 @@
  *
  * Layout: small allocations (up to AM_SMALL_MAX bytes) live in 64 KiB slabs
  * carved from one reserved PROT_ADI region, one size class per slab, one
- * allocation per slot; larger ones get a mapping each.  Every structure that
- * describes the heap (slabs, slots, large records, stacks) lives outside the
- * versioned memory and is only ever reached through untagged pointers, so
- * the allocator itself never takes an ADI trap.
+ * allocation per slot; larger ones get a mapping each, between two PROT_NONE
+ * guard pages.  Every structure that describes the heap (slabs, slots, large
+ * records, stacks) lives outside the versioned memory and is only ever
+ * reached through untagged pointers, so the allocator itself never takes an
+ * ADI trap.
  */
 #ifndef ADIMALLOC_INTERNAL_H
 #define ADIMALLOC_INTERNAL_H
@@ -22,6 +23,7 @@
 #include "options_list.h"	/* the options, the exit statuses */
 
 #define AM_BLOCK	64UL
+#define AM_PAGE		4096UL		/* x86-64's; a guard is one page */
 #define AM_SLAB_SIZE	(64UL * 1024)
 #define AM_SMALL_MAX	(16UL * 1024)	/* largest slot; above: own mapping */
 /* Largest request (64 TiB): above it malloc fails with ENOMEM, before any
@@ -125,19 +127,38 @@ void am_heap_atfork_child(void);
  */
 int am_set_version(uintptr_t addr, size_t len, unsigned int v);
 
+/*
+ * Without the heap lock (the SIGSEGV handler's first test): false when @a
+ * lies outside the address span of every large mapping ever made, so a
+ * page fault there is none of ours.  true says only "maybe".
+ */
+bool am_heap_in_large_span(uintptr_t a);
+
 /* The rest read or change the heap: call them with the heap lock held. */
-bool am_heap_owns(uintptr_t addr);	/* in the region or a large mapping */
+/* In the region, or a large block's reservation (its guard pages, or a
+ * released range, included). */
+bool am_heap_owns(uintptr_t addr);
 void *am_heap_alloc(size_t size, size_t align, uint32_t stack, pid_t tid);
 /* Find the allocation whose user pointer is exactly @p (any state). */
 bool am_heap_find_exact(uintptr_t p, struct am_chunk *c);
 /* Find the allocation that contains @addr (slot or mapping), any state. */
 bool am_heap_find_containing(uintptr_t addr, struct am_chunk *c);
 /* Nearest allocation to @addr whose pointer version is @v (live or not). */
+bool am_heap_find_freed(uintptr_t a, unsigned int v, struct am_chunk *c);
 bool am_heap_find_nearest(uintptr_t addr, unsigned int v, struct am_chunk *c);
 void am_heap_free(uintptr_t p, uint32_t stack, pid_t tid);
 /* Record which family allocated the live block at @p (am_heap_alloc()
  * says malloc). */
 void am_heap_set_api(uintptr_t p, enum am_api api);
+/* Where a page fault in a large block's reserved address space landed. */
+enum am_guard {
+	AM_GUARD_NONE,		/* in no guard page or released range of ours */
+	AM_GUARD_BEFORE,	/* the guard page before a block's mapping */
+	AM_GUARD_AFTER,		/* the guard page after it */
+	AM_GUARD_RELEASED,	/* a freed block's range, kept PROT_NONE */
+};
+/* The large block (any state) whose guard pages or released range hold @a. */
+enum am_guard am_heap_find_guard(uintptr_t a, struct am_chunk *c);
 void am_heap_stats(size_t *mapped, size_t *peak_mapped, size_t *requested,
 		   size_t *peak_requested);
 /* Call @fn for every live allocation. */
@@ -156,6 +177,23 @@ uint32_t am_stack_save(const uintptr_t *pcs, int n);	/* heap lock held */
 int am_stack_get(uint32_t id, const uintptr_t **pcs);
 void am_stack_print(const uintptr_t *pcs, int n);
 void am_stack_init(void);
+
+/*
+ * ---- symbolize.c: names and file:line from eu-addr2line, run as a child
+ * process (see there); nothing here allocates or takes the heap lock ----
+ */
+/* What eu-addr2line knows of one pc; the strings live until ..._end(). */
+struct am_symbol {
+	const char *function;	/* NULL: no symbol or DWARF covers the pc */
+	const char *file;	/* NULL: no line known (no DWARF for it) */
+	int line;
+};
+/* true: symbolize=1, and this thread may ask until am_symbolize_end(). */
+bool am_symbolize_begin(void);
+/* Between begin and end: fill @syms for @pcs (@n <= AM_STACK_MAX); false:
+ * no answer (print with dladdr()). */
+bool am_symbolize(const uintptr_t *pcs, int n, struct am_symbol *syms);
+void am_symbolize_end(void);
 
 /* ---- slack.c: the versioned bytes around an allocation ---- */
 /* Changed slack bytes: [first, last] (untagged), after the region or before. */

@@ -195,8 +195,8 @@ static void check_range(const char *fn, const void *p, size_t len, bool write)
 		return;
 	if (c.state != AM_LIVE)
 		bad = a;
-	else if (a < c.start)
-		bad = a;
+	else if (a < c.start || a >= c.start + c.size)
+		bad = a;	/* starts outside (in the block's slack) */
 	else if (len > c.start + c.size - a)
 		bad = c.start + c.size;
 	else

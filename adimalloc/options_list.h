@@ -22,6 +22,8 @@
 /* sample=N of mode=sample without a rate (see the benchmark in README.md). */
 #define AM_DEFAULT_SAMPLE 10000
 #define AM_QUARANTINE_MB 1	/* default quarantine, in MiB */
+/* Default address space kept PROT_NONE for freed large blocks, in GiB. */
+#define AM_ADDRESS_QUARANTINE_GB 1
 
 #define AM_STR_(x)	#x
 #define AM_STR(x)	AM_STR_(x)	/* a number macro as a string */
@@ -40,6 +42,11 @@
 	  0, 1UL << 40, true,						\
 	  "quarantine=BYTES[k|m|g]",					\
 	  "freed memory held back (" AM_STR(AM_QUARANTINE_MB) "m)")	\
+	X(address_quarantine, size_t,					\
+	  (size_t)AM_ADDRESS_QUARANTINE_GB << 30, 0, 1UL << 46, true,	\
+	  "address_quarantine=BYTES[k|m|g]",				\
+	  "freed large blocks' ranges kept PROT_NONE ("		\
+	  AM_STR(AM_ADDRESS_QUARANTINE_GB) "g)")				\
 	X(halt_on_error, bool, true, 0, 1, false,			\
 	  "halt_on_error=0|1", "0: let the access happen, go on")	\
 	X(abort_on_error, bool, false, 0, 1, false,			\
@@ -60,6 +67,8 @@
 	X(seed, unsigned long, 0, 0, ~0UL, false,			\
 	  "seed=N", "versions and sampling seed (0: random)")		\
 	X(verbose, bool, false, 0, 1, false,				\
-	  "verbose=0|1", "one line at start-up")
+	  "verbose=0|1", "one line at start-up")			\
+	X(symbolize, bool, true, 0, 1, false,				\
+	  "symbolize=0|1", "stacks: file:line, all names (eu-addr2line)")
 
 #endif

@@ -3,14 +3,17 @@
  * Reports, in the shape AddressSanitizer users know: what went wrong, where
  * (stack of the access), and the allocation involved with its own stacks.
  * The SIGSEGV handler turns an ADI mismatch (si_code SEGV_ADIPERR, the
- * versioned data address in si_addr) into such a report; other SIGSEGVs go
- * back to the default action.  Everything is printed with am_printf()
- * (log.c), which does not allocate: the heap is what just went wrong.
+ * versioned data address in si_addr) into such a report, and a page fault
+ * in a large block's guard page or in a released block's range too; other
+ * SIGSEGVs go back to the default action.  Everything is printed with
+ * am_printf() (log.c), which does not allocate: the heap is what just went
+ * wrong.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ucontext.h>
 #include <time.h>
 #include <unistd.h>
@@ -174,8 +177,11 @@ struct fault {
 	uintptr_t rip, addr, plain;	/* faulting pc, versioned and plain address */
 	unsigned int pv, size;		/* pointer version, access size (0: unknown) */
 	const char *dir, *kind;
-	bool syscall, found, imprecise;
+	/* A page fault: its si_code's name and where it hit; else NULL. */
+	const char *code, *page;
+	bool syscall, found, imprecise, has_alt;
 	struct am_chunk c;
+	struct am_chunk alt;		/* the other possible cause */
 };
 
 /* READ/WRITE and the size, decoded from the faulting instruction. */
@@ -215,10 +221,31 @@ static const char *lock_for_lookup(void)
 	return "another thread has held the heap lock for a second";
 }
 
-/* Which allocation the access meant, and so what kind of bug it is. */
+/* How far @a lies outside @c (0 inside). */
+static uintptr_t distance(uintptr_t a, const struct am_chunk *c)
+{
+	if (a < c->start)
+		return c->start - a;
+	if (a >= c->start + c->size)
+		return a - (c->start + c->size);
+	return 0;
+}
+
+/*
+ * Which allocation the access meant, and so what kind of bug it is.  A
+ * freed block that still holds the address with the pointer's version is
+ * a use-after-free.  Then two explanations compete: a block freed there
+ * earlier whose slot has been reused since (from the history of frees),
+ * and the nearest block that carries the pointer's version (an overflow
+ * or underflow of it, or a use-after-free of it).  An access within a
+ * block's length (64 bytes) of a live block with its version reads as
+ * that block's overflow; farther, a remembered free of those very bytes
+ * is the likelier cause.  A live rival is named on a line of its own.
+ */
 static void classify(struct fault *f)
 {
-	struct am_chunk cont;
+	struct am_chunk cont, freed;
+	bool was_freed;
 
 	if (!f->imprecise) {
 		if (am_heap_find_containing(f->plain, &cont) && cont.state != AM_LIVE &&
@@ -227,6 +254,21 @@ static void classify(struct fault *f)
 			f->found = true;
 		} else {
 			f->found = am_heap_find_nearest(f->plain, f->pv, &f->c);
+			was_freed = am_heap_find_freed(f->plain, f->pv, &freed);
+			if (was_freed && f->found && f->c.state == AM_LIVE &&
+			    distance(f->plain, &f->c) < AM_BLOCK) {
+				f->alt = freed;
+				f->has_alt = true;
+			} else if (was_freed) {
+				/* A freed block elsewhere is no rival to the
+				 * one whose bytes these were. */
+				if (f->found && f->c.state == AM_LIVE) {
+					f->alt = f->c;
+					f->has_alt = true;
+				}
+				f->c = freed;
+				f->found = true;
+			}
 		}
 	}
 	if (f->imprecise)
@@ -265,11 +307,21 @@ static void print_access_stack(uintptr_t rip)
 
 static void print_fault(const struct fault *f, const ucontext_t *uc)
 {
-	am_printf("=================================================================\n"
-		  "==%d==ERROR: adimalloc: %s on address 0x%lx at pc 0x%lx "
-		  "(pointer version %u, memory version %d)\n",
-		  (int)getpid(), f->kind, (unsigned long)f->addr, (unsigned long)f->rip,
-		  f->pv, adi_get_version((const void *)f->plain));
+	/* A page fault has no versions to show: the page is not ADI memory
+	 * (asking for its version would raise SEGV_ACCADI). */
+	if (f->page)
+		am_printf("=================================================================\n"
+			  "==%d==ERROR: adimalloc: %s on address 0x%lx at pc 0x%lx "
+			  "(%s in the %s; address shown with the block's version)\n",
+			  (int)getpid(), f->kind, (unsigned long)f->addr,
+			  (unsigned long)f->rip, f->code, f->page);
+	else
+		am_printf("=================================================================\n"
+			  "==%d==ERROR: adimalloc: %s on address 0x%lx at pc 0x%lx "
+			  "(pointer version %u, memory version %d)\n",
+			  (int)getpid(), f->kind, (unsigned long)f->addr,
+			  (unsigned long)f->rip, f->pv,
+			  adi_get_version((const void *)f->plain));
 	if (f->syscall)
 		am_printf("%s inside a system call (it returned %ld: EFAULT or a short "
 			  "count) at 0x%lx thread %d\n", f->dir,
@@ -284,6 +336,15 @@ static void print_fault(const struct fault *f, const ucontext_t *uc)
 	print_access_stack(f->rip);
 	if (f->found)
 		print_chunk(f->plain, &f->c);
+	if (f->has_alt)
+		am_printf("also possible: the access is %zu bytes %s the %zu-byte region "
+			  "[0x%lx,0x%lx)%s with the pointer's version\n",
+			  (size_t)distance(f->plain, &f->alt),
+			  f->plain < f->alt.start ? "before" :
+			  f->plain >= f->alt.start + f->alt.size ? "after" : "inside",
+			  f->alt.size, (unsigned long)am_tag(f->alt.start, f->alt.version),
+			  (unsigned long)am_tag(f->alt.start + f->alt.size, f->alt.version),
+			  f->alt.state == AM_LIVE ? "" : ", freed");
 	am_printf("SUMMARY: adimalloc: %s\n", f->kind);
 }
 
@@ -321,6 +382,100 @@ static void let_proceed(const struct fault *f)
 	tl_last_addr = f->addr;
 }
 
+/*
+ * halt_on_error=0 after a page fault: make the page plain read-write
+ * memory, so that the access completes when the instruction restarts
+ * (nothing on that page is checked any more).  Called with the heap lock
+ * held: the range is still ours.  When that cannot work (the kernel
+ * refuses, or the same access faults again) restarting it would fault
+ * forever: say so and stop.
+ */
+static void open_page(const struct fault *f)
+{
+	uintptr_t page = am_round_down(f->plain, AM_PAGE);
+	const char *name;
+
+	if (f->rip == tl_last_rip && f->addr == tl_last_addr) {
+		am_printf("adimalloc: cannot let the access proceed: it faults again "
+			  "at pc 0x%lx on 0x%lx, whose page was made accessible\n",
+			  (unsigned long)f->rip, (unsigned long)f->addr);
+		am_report_finish();
+	}
+	if (mprotect((void *)page, AM_PAGE, PROT_READ | PROT_WRITE)) {
+		name = strerrorname_np(errno);
+		am_printf("adimalloc: cannot let the access proceed: the page 0x%lx "
+			  "cannot be made accessible (%s): restarting it would fault "
+			  "forever\n", (unsigned long)page, name ? name : "?");
+		am_report_finish();
+	}
+	tl_last_rip = f->rip;
+	tl_last_addr = f->addr;
+}
+
+/*
+ * A page fault (SEGV_MAPERR, SEGV_ACCERR), not a mismatch.  The kernel
+ * checks no version outside ADI memory: an access through a heap pointer
+ * that ran past a large block's mapping into its guard page, or one into
+ * the PROT_NONE range of a released block, faults as through any pointer,
+ * at the plain address.  Those are reported as a mismatch would be, with
+ * the block's stacks; false for any other page fault, which is none of
+ * ours.  The lookup takes the heap lock as for a mismatch, never waiting
+ * for it for good; a fault outside every large block's span is passed on
+ * without it.
+ */
+static bool on_page_fault(const siginfo_t *si, const ucontext_t *uc)
+{
+	struct fault f = {
+		.rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+		.plain = am_strip(si->si_addr),
+		.code = si->si_code == SEGV_MAPERR ? "SEGV_MAPERR" : "SEGV_ACCERR",
+	};
+	const char *no_lookup;
+	enum am_guard g;
+
+	if (!am_heap_in_large_span(f.plain))
+		return false;
+	no_lookup = lock_for_lookup();
+	if (no_lookup) {
+		/* Maybe ours, maybe not: the default action, with a word. */
+		am_printf("adimalloc: SIGSEGV (%s) at 0x%lx, where adimalloc maps its "
+			  "large blocks; not looked up: %s\n", f.code,
+			  (unsigned long)f.plain, no_lookup);
+		return false;
+	}
+	g = am_heap_find_guard(f.plain, &f.c);
+	if (g == AM_GUARD_NONE) {
+		am_heap_unlock();
+		return false;
+	}
+	/*
+	 * The pointer's version is not in the fault (the CPU faulted on the
+	 * plain address): show the block's, which a pointer derived from it
+	 * carries, stale or not.
+	 */
+	f.found = true;
+	f.pv = f.c.version;
+	f.addr = (uintptr_t)am_tag(f.plain, f.c.version);
+	if (g == AM_GUARD_RELEASED || f.c.state != AM_LIVE)
+		f.kind = "use-after-free";
+	else if (g == AM_GUARD_AFTER)
+		f.kind = "heap-buffer-overflow";
+	else
+		f.kind = "heap-buffer-underflow";
+	f.page = g == AM_GUARD_RELEASED ? "released range of a freed large block" :
+		 g == AM_GUARD_AFTER ? "guard page after a large block" :
+		 "guard page before a large block";
+	decode_access(&f, uc);
+	if (++reports <= MAX_REPORTS || am_opt.halt_on_error)
+		print_fault(&f, uc);
+	if (!am_opt.halt_on_error)
+		open_page(&f);
+	am_heap_unlock();
+	if (am_opt.halt_on_error)
+		am_report_finish();
+	return true;
+}
+
 static void on_segv(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -334,6 +489,9 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 	const char *no_lookup;
 
 	(void)sig;
+	if ((si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR) &&
+	    on_page_fault(si, uc))
+		return;
 	if (si->si_code != SEGV_ADIPERR && si->si_code != SEGV_ADIDERR) {
 		/* Not ours: let it kill the process as it would have. */
 		signal(SIGSEGV, SIG_DFL);

@@ -17,6 +17,8 @@ libelf-dev libssl-dev cpio kmod xz-utils rsync git
 clang llvm libbpf-dev bpftool iproute2 util-linux
 e2fsprogs libext2fs-dev libcap-dev libnuma-dev python3-ply python3-git
 g++ sqlite3 time valgrind electric-fence
+elfutils	# eu-addr2line: adimalloc/symbolize.c runs it, out of process, for
+		# report stacks (the QEMU guest runs from this root over 9p: sees it)
 jq		# reads the sockmsg tool's JSON: tests/sockmap/run, bench/sockmap/guest.sh
 linux-config-6.12	# Debian's own kernel configuration: scripts/check-distro.sh
 dpkg-dev debhelper	# make bindeb-pkg (dpkg-buildpackage, dh_*): scripts/distro-deb.sh

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,102 @@ NOINLINE void plant_uaf_big_free(void)
 		free(again[i]);
 }
 
+/*
+ * A use-after-free after the slot was handed to another allocation: the
+ * stale pointer mismatches the new owner (its version differs from the
+ * slot's last), and the nearest block with the stale version is some
+ * unrelated neighbour.  The read is 100 bytes into the 200-byte block,
+ * farther than a block's length from any neighbour's bytes.
+ */
+NOINLINE void plant_uaf_reused(void)
+{
+	const uintptr_t addr_bits = ~(0xfUL << 60);
+	char *p = malloc(200), *q = NULL;
+	uintptr_t at = ((uintptr_t)p & addr_bits) + 100;
+
+	memset(p, 'r', 200);
+	free(p);
+	/*
+	 * Cycle the quarantine until malloc(200) hands p's slot out again:
+	 * the first block that covers p + 100 (placement in the slot is
+	 * drawn per allocation, so not always at p).  The first, so that
+	 * p's is the version the slot had last, which q's differs from.
+	 */
+	for (int i = 0; i < 200000 && !q; i++) {
+		char *x = malloc(200);
+		uintptr_t xa = (uintptr_t)x & addr_bits;
+
+		if (xa <= at && at < xa + 200)
+			q = x;
+		else
+			free(x);
+	}
+	if (!q) {
+		printf("uaf_reused: the slot was not reused in 200000 allocations\n");
+		exit(3);
+	}
+	q[at - ((uintptr_t)q & addr_bits)] = 'q';
+	note(p, 200, p + 100);
+	sink = ok ? q[at - ((uintptr_t)q & addr_bits)] : p[100];
+	printf("uaf_reused done\n");
+	free(q);
+}
+
+/*
+ * Large blocks have a PROT_NONE guard page on each side of their mapping.
+ * For 256 KiB the mapping is 65 pages: the block sits 64 bytes from its
+ * start or from its end (drawn per allocation), and the rest of the last
+ * page, 4032 bytes, lies after it or before it.  So 4096 bytes past its
+ * end, and 4100 before its start, are in a guard page either way: the
+ * access is a page fault there, never a mismatch in the fence.
+ */
+#define GUARDED_SIZE	(256 << 10)
+
+NOINLINE void plant_large_guard(void)
+{
+	char *p = malloc(GUARDED_SIZE);
+
+	memset(p, 'G', GUARDED_SIZE);
+	note(p, GUARDED_SIZE, p + GUARDED_SIZE + 4096);
+	p[ok ? GUARDED_SIZE - 1 : GUARDED_SIZE + 4096] = 'x';
+	printf("large_guard %c\n", p[GUARDED_SIZE - 2]);
+	free(p);
+}
+
+NOINLINE void plant_large_guard_under(void)
+{
+	char *p = malloc(GUARDED_SIZE);
+
+	memset(p, 'g', GUARDED_SIZE);
+	note(p, GUARDED_SIZE, p - 4100);
+	sink = p[ok ? 0 : -4100];
+	printf("large_guard_under %c\n", sink);
+	free(p);
+}
+
+/*
+ * A large block used after it has left the quarantine (1 MiB by default):
+ * sixteen blocks of its size freed after it (4 MiB) push it out.  Its
+ * range stays reserved PROT_NONE (the address-space quarantine): no other
+ * mapping takes it, and the read is a page fault there.
+ */
+NOINLINE void plant_large_released_uaf(void)
+{
+	char *p = malloc(GUARDED_SIZE), *q = ok ? malloc(GUARDED_SIZE) : p;
+
+	memset(p, 'R', GUARDED_SIZE);
+	if (ok)
+		memset(q, 'R', GUARDED_SIZE);
+	free(p);
+	for (int i = 0; i < 16; i++)
+		free(malloc(GUARDED_SIZE));
+	note(q, GUARDED_SIZE, q + 4096);
+	sink = q[4096];
+	printf("large_released_uaf %c\n", sink);
+	if (ok)
+		free(q);
+}
+
 /* An overflow that skips the redzone and lands inside another live
  * allocation: what redzone-based checkers miss. */
 NOINLINE void plant_neighbour(void)
@@ -363,6 +460,18 @@ NOINLINE void plant_memcpy_read(void)
 	note(p, 10, p + 10);
 	memcpy(out, p, ok ? 10 : 20);
 	printf("memcpy_read %c\n", out[9]);
+	free(p);
+}
+
+/* memcpy() from past the end, still in the block's last 64 bytes. */
+NOINLINE void plant_memcpy_past_end(void)
+{
+	char *p = malloc(10), out[4];
+
+	memset(p, 'e', 10);
+	note(p, 10, p + 12);
+	memcpy(out, ok ? p + 2 : p + 12, 4);
+	printf("memcpy_past_end %c\n", ok ? out[0] : 'e');
 	free(p);
 }
 
@@ -483,12 +592,17 @@ static const struct {
 	{ "large", plant_large },
 	{ "large_uaf", plant_large_uaf },
 	{ "uaf_big_free", plant_uaf_big_free },
+	{ "uaf_reused", plant_uaf_reused },
+	{ "large_guard", plant_large_guard },
+	{ "large_guard_under", plant_large_guard_under },
+	{ "large_released_uaf", plant_large_released_uaf },
 	{ "neighbour", plant_neighbour },
 	{ "overflow_odd", plant_overflow_odd },
 	{ "overflow_realloc", plant_overflow_realloc },
 	{ "underflow_short", plant_underflow_short },
 	{ "underflow_short_read", plant_underflow_short_read },
 	{ "memcpy_read", plant_memcpy_read },
+	{ "memcpy_past_end", plant_memcpy_past_end },
 	{ "strlen_read", plant_strlen_read },
 	{ "leak", plant_leak_scrubbed },
 	{ "leak_none", plant_leak_none },
