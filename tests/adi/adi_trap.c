@@ -108,9 +108,8 @@ static void test_ptrace_step(void)
 	int status, steps, tagged_seen = 0;
 
 	steps = step_child(sum_through_versioned, 7, &status, count_versioned, &tagged_seen);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "ptrace single-stepping through checked accesses: the program computes the right sum (%d steps)",
-	       steps);
+	tap_exit0(status, "ptrace single-stepping through checked accesses: the program "
+		  "computes the right sum (%d steps)", steps);
 	tap_ok(tagged_seen > 0, "the tracer sees versioned pointers in the registers (%d times)",
 	       tagged_seen);
 }
@@ -154,9 +153,8 @@ static void test_ptrace_step_emulated(void)
 
 	steps = step_child(store_through_itself, 3, &status, count_after_store,
 			   &stopped_after_store);
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "single-stepping a pointer stored through itself: stored and compared whole (%d steps)",
-	       steps);
+	tap_exit0(status, "single-stepping a pointer stored through itself: stored and "
+		  "compared whole (%d steps)", steps);
 	tap_ok(stopped_after_store == 1,
 	       "the emulated store ends in exactly one single-step stop (%d)", stopped_after_store);
 }
@@ -172,8 +170,9 @@ static void test_fault_during_step(void)
 	mprotect(mem + pg, pg, PROT_NONE | PROT_ADI);
 	p = adi_make_ptr(mem + pg + 8, 2);
 	sig = TRY(p[0] = 1);
-	tap_ok(sig == SIGSEGV && caught.code == SEGV_ACCERR,
-	       "a stepped access that faults: ordinary SIGSEGV/SEGV_ACCERR (code %d)", caught.code);
+	tap_eq_long(sig, SIGSEGV, "a stepped access that faults: SIGSEGV");
+	tap_eq_long(caught.code, SEGV_ACCERR, "a stepped access that faults: the ordinary "
+		    "SEGV_ACCERR code");
 	tap_ok(!(caught.eflags & 0x100), "the handler's context has no leftover TF");
 	{
 		int found = 0;
@@ -187,9 +186,11 @@ static void test_fault_during_step(void)
 	/* A fresh page: the store's page fault happens during the step. */
 	p = adi_make_ptr(mem + 100, 0xc);
 	sig = TRY(p[0] = 42);
-	tap_ok(!sig && mem[100] == 42, "a store whose page fault happens during the step completes");
+	adi_expect_no_signal(sig, "a store whose page fault happens during the step: no signal");
+	tap_eq_long(mem[100], 42, "a store whose page fault happens during the step completes");
 	sig = TRY(p[1] = p[0] + 1);
-	tap_ok(!sig && mem[101] == 43, "and the pointer keeps its version afterwards");
+	adi_expect_no_signal(sig, "and the pointer keeps its version afterwards: no signal");
+	tap_eq_long(mem[101], 43, "and the pointer keeps its version afterwards: the store");
 }
 
 #define THREADS 4
