@@ -28,7 +28,9 @@ static const char usage[] =
 "  --full            version every allocation (default; slow: every heap\n"
 "                    access through a versioned pointer costs a trap)\n"
 "  --sample N        version one allocation in N at random; the others are\n"
-"                    glibc's and cost nothing\n"
+"                    glibc's and cost nothing.  On a kernel without ADI the\n"
+"                    program runs unchecked, after one warning (full mode\n"
+"                    refuses: exit 2)\n"
 "  --continue        after a report, let the access happen and go on\n"
 "                    (halt_on_error=0)\n"
 "  --stats           print peak requested vs peak mapped memory at exit\n"
@@ -117,6 +119,30 @@ static void steer_glibc_off_avx512(void)
 	free(buf);
 }
 
+/*
+ * Does @opts (ADIMALLOC_OPTIONS' syntax) ask for sampled mode?  The last
+ * sample= or mode= wins, as in the library's parser; a bad value is left
+ * for the library to refuse.
+ */
+static bool wants_sampled(const char *opts)
+{
+	bool sampled = false;
+	const char *o = opts;
+
+	while (o && *o) {
+		size_t len = strcspn(o, ",:");
+
+		if (len == 11 && !strncmp(o, "mode=sample", 11))
+			sampled = true;
+		else if (len == 9 && !strncmp(o, "mode=full", 9))
+			sampled = false;
+		else if (!strncmp(o, "sample=", 7))
+			sampled = strtoul(o + 7, NULL, 10) > 1;
+		o = o[len] ? o + len + 1 : NULL;
+	}
+	return sampled;
+}
+
 static void add_option(char *buf, size_t len, const char *opt)
 {
 	if (strlen(buf) + strlen(opt) + 2 > len)
@@ -171,10 +197,20 @@ int main(int argc, char **argv)
 	}
 	/* ADIMALLOC_TEST_NO_ADI: pretend, so the test suite can check this
 	 * message on a kernel that has ADI. */
-	if (!getauxval(AT_ADI_BLKSZ) || getenv("ADIMALLOC_TEST_NO_ADI"))
+	if (!getauxval(AT_ADI_BLKSZ) || getenv("ADIMALLOC_TEST_NO_ADI")) {
+		/* Sampled mode is for production: run the program as it is. */
+		if (wants_sampled(opts)) {
+			fprintf(stderr, "adirun: this kernel has no ADI: running %s "
+				"unchecked (sampled mode)\n", argv[i]);
+			execvp(argv[i], argv + i);
+			fprintf(stderr, "adirun: cannot run %s: %s\n", argv[i],
+				strerror(errno));
+			return 127;
+		}
 		fail("this kernel has no ADI (no AT_ADI_BLKSZ in the aux vector: "
 		     "not an lk417 kernel with CONFIG_X86_ADI, or booted with adi=off); "
 		     "adimalloc cannot check anything here");
+	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0)
 		fail("cannot find my own executable (/proc/self/exe)");

@@ -241,6 +241,8 @@ enum am_api am_current_alloc_api(void);
 
 /* ---- libc_check.c ---- */
 /* Find the C library's mem/str functions (after the heap is up). */
+/* Sampled mode on a kernel without ADI: nothing is ours (malloc.c). */
+bool am_passing_through(void);
 void am_libc_check_init(void);
 
 /* ---- insn.c ---- */

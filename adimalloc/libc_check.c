@@ -175,7 +175,7 @@ static bool owner(const void *p, struct am_chunk *c)
 	uintptr_t a = am_strip(p);
 	bool found;
 
-	if (am_heap_held_here())
+	if (am_heap_held_here() || am_passing_through())
 		return false;
 	am_heap_lock();
 	found = am_heap_find_containing(a, c) && c->version == am_pver(p);

@@ -31,6 +31,8 @@ extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 
 static bool am_syscall_signal_on;
+/* Sampled mode on a kernel without ADI: everything goes to glibc. */
+static bool am_passthrough;
 static __thread uint64_t tl_rng __attribute__((tls_model("initial-exec")));
 static int init_state;			/* 0 no, 1 in progress, 2 done */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -46,7 +48,20 @@ static void atfork_child(void)
 
 static void init_locked(void)
 {
+	am_options_parse(getenv("ADIMALLOC_OPTIONS"));
 	if (!getauxval(AT_ADI_BLKSZ) || getenv("ADIMALLOC_TEST_NO_ADI")) {
+		/*
+		 * Sampled mode is for production: a machine booted without
+		 * ADI must keep its programs (and their children) running.
+		 * Full mode is asked for to check: refuse.
+		 */
+		if (am_opt.sample > 1) {
+			am_printf("adimalloc: this kernel has no ADI (no AT_ADI_BLKSZ "
+				  "in the aux vector); sampled mode passes every "
+				  "allocation to glibc unchecked\n");
+			am_passthrough = true;
+			return;
+		}
 		am_printf("adimalloc: this kernel has no ADI (no AT_ADI_BLKSZ in the aux "
 			  "vector: built without CONFIG_X86_ADI or booted with adi=off); "
 			  "refusing to run unchecked\n");
@@ -60,7 +75,6 @@ static void init_locked(void)
 			  "; refusing to run unchecked\n");
 		_exit(AM_CONFIG_EXIT);
 	}
-	am_options_parse(getenv("ADIMALLOC_OPTIONS"));
 	am_heap_init();
 	am_stack_init();
 	/* Stores report their data address, not the instruction (per thread,
@@ -96,6 +110,10 @@ static void am_ensure_init(void)
 		init_locked();
 		__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&init_lock);
+		if (am_passthrough) {
+			am_libc_check_init();	/* glibc's own mem/str functions */
+			return;
+		}
 		/* These may allocate: only now that the heap works. */
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		glibc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT,
@@ -115,8 +133,15 @@ __attribute__((constructor)) static void am_constructor(void)
 	am_ensure_init();
 }
 
+bool am_passing_through(void)
+{
+	return am_passthrough;
+}
+
 static bool sampled(void)
 {
+	if (am_passthrough)
+		return false;
 	if (am_opt.sample == 1)
 		return true;
 	if (!tl_rng) {
@@ -167,6 +192,8 @@ static bool ours(const void *p)
 {
 	bool r;
 
+	if (am_passthrough)
+		return false;	/* no heap of ours */
 	if (am_pver(p))
 		return true;	/* only we hand out versioned pointers */
 	am_heap_lock();
@@ -471,7 +498,7 @@ __attribute__((destructor)) static void am_destructor(void)
 {
 	size_t m, pm, r, pr;
 
-	if (init_state != 2)
+	if (init_state != 2 || am_passthrough)
 		return;
 	/*
 	 * Leaks first: exit() has run the program's atexit handlers, but not
