@@ -353,63 +353,67 @@ static __thread uintptr_t tl_last_rip __attribute__((tls_model("initial-exec")))
 static __thread uintptr_t tl_last_addr __attribute__((tls_model("initial-exec")));
 
 /*
- * halt_on_error=0: make the block match every pointer (version 15), so the
- * access that faulted completes when the instruction restarts.  When that
- * cannot work (the version cannot be set: a read-only mapping; or the same
- * access faults again on a block that is already 15) restarting it would
- * fault forever: say so and stop.
+ * halt_on_error=0 lets the faulting access through, then the instruction
+ * restarts.  When the same access faults again after that, or the change
+ * that lets it through fails, restarting it would fault forever: say so
+ * and stop.  @what names the memory the change was made to.
  */
-static void let_proceed(const struct fault *f)
+static void stop_if_faults_again(const struct fault *f, bool changed_already,
+				 const char *what)
 {
-	uintptr_t block = am_round_down(f->plain, AM_BLOCK);
+	if (f->rip == tl_last_rip && f->addr == tl_last_addr && changed_already) {
+		am_printf("adimalloc: cannot let the access proceed: it faults again "
+			  "at pc 0x%lx on 0x%lx, whose %s\n",
+			  (unsigned long)f->rip, (unsigned long)f->addr, what);
+		am_report_finish();
+	}
+}
+
+static void stop_if_failed(int failed, const char *what, uintptr_t where,
+			   const char *change)
+{
 	const char *name;
 
-	if (f->rip == tl_last_rip && f->addr == tl_last_addr &&
-	    adi_get_version((const void *)block) == ADI_VERSION_MAX) {
-		am_printf("adimalloc: cannot let the access proceed: it faults again "
-			  "at pc 0x%lx on 0x%lx, whose block is already version 15\n",
-			  (unsigned long)f->rip, (unsigned long)f->addr);
-		am_report_finish();
-	}
-	if (am_set_version(block, AM_BLOCK, ADI_VERSION_MAX)) {
-		name = strerrorname_np(errno);
-		am_printf("adimalloc: cannot let the access proceed: the version of "
-			  "0x%lx cannot be changed (%s): restarting it would fault "
-			  "forever\n", (unsigned long)block, name ? name : "?");
-		am_report_finish();
-	}
+	if (!failed)
+		return;
+	name = strerrorname_np(errno);
+	am_printf("adimalloc: cannot let the access proceed: %s 0x%lx cannot be %s "
+		  "(%s): restarting it would fault forever\n", what,
+		  (unsigned long)where, change, name ? name : "?");
+	am_report_finish();
+}
+
+static void remember_let_through(const struct fault *f)
+{
 	tl_last_rip = f->rip;
 	tl_last_addr = f->addr;
 }
 
+/* After a mismatch: make the block match every pointer (version 15). */
+static void let_proceed(const struct fault *f)
+{
+	uintptr_t block = am_round_down(f->plain, AM_BLOCK);
+
+	stop_if_faults_again(f, adi_get_version((const void *)block) == ADI_VERSION_MAX,
+			     "block is already version 15");
+	stop_if_failed(am_set_version(block, AM_BLOCK, ADI_VERSION_MAX),
+		       "the version of", block, "changed");
+	remember_let_through(f);
+}
+
 /*
- * halt_on_error=0 after a page fault: make the page plain read-write
- * memory, so that the access completes when the instruction restarts
- * (nothing on that page is checked any more).  Called with the heap lock
- * held: the range is still ours.  When that cannot work (the kernel
- * refuses, or the same access faults again) restarting it would fault
- * forever: say so and stop.
+ * After a page fault: make the page plain read-write memory (nothing on
+ * it is checked any more).  Called with the heap lock held: the range is
+ * still ours.
  */
 static void open_page(const struct fault *f)
 {
 	uintptr_t page = am_round_down(f->plain, AM_PAGE);
-	const char *name;
 
-	if (f->rip == tl_last_rip && f->addr == tl_last_addr) {
-		am_printf("adimalloc: cannot let the access proceed: it faults again "
-			  "at pc 0x%lx on 0x%lx, whose page was made accessible\n",
-			  (unsigned long)f->rip, (unsigned long)f->addr);
-		am_report_finish();
-	}
-	if (mprotect((void *)page, AM_PAGE, PROT_READ | PROT_WRITE)) {
-		name = strerrorname_np(errno);
-		am_printf("adimalloc: cannot let the access proceed: the page 0x%lx "
-			  "cannot be made accessible (%s): restarting it would fault "
-			  "forever\n", (unsigned long)page, name ? name : "?");
-		am_report_finish();
-	}
-	tl_last_rip = f->rip;
-	tl_last_addr = f->addr;
+	stop_if_faults_again(f, true, "page was made accessible");
+	stop_if_failed(mprotect((void *)page, AM_PAGE, PROT_READ | PROT_WRITE),
+		       "the page", page, "made accessible");
+	remember_let_through(f);
 }
 
 /*

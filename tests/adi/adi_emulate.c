@@ -549,19 +549,6 @@ static void test_string_mismatch(void)
 	adi_set_version(mem + 5120 + 192, 64, V_GOOD);
 }
 
-/* SIGSEGV with si_code @code, any address: adi_test.h's report of the last TRY(). */
-__attribute__((format(printf, 2, 3)))
-static int expect_segv_code(int code, const char *fmt, ...)
-{
-	va_list ap;
-	int ok;
-
-	va_start(ap, fmt);
-	ok = adi_expect_code_v(code, fmt, ap);
-	va_end(ap);
-	return ok;
-}
-
 /*
  * repne scasb that runs into a PROT_NONE page: the CPU faults on the first
  * byte there, through the plain pointer and through the versioned one,
@@ -588,7 +575,7 @@ static void test_string_fault(void)
 		sig = TRY(run_form(&c, str_repne_scasb));
 		if (!versioned) {
 			plain = caught;
-			expect_segv_code(SEGV_ACCERR, "repne scasb into PROT_NONE, plain pointer");
+			adi_expect_code(SEGV_ACCERR, "repne scasb into PROT_NONE, plain pointer");
 			continue;
 		}
 		tap_ok(sig == plain.signo && caught.code == plain.code &&
@@ -635,7 +622,7 @@ static void compare_fault(const char *what, void (*fn)(void), int (*protect)(voi
 	c.r[RBX] = (uintptr_t)(mem + BASE);
 	sig = TRY(run_form(&c, fn));
 	plain = caught;
-	expect_segv_code(want_code, "%s: plain pointer faults", what);
+	adi_expect_code(want_code, "%s: plain pointer faults", what);
 
 	c.r[RBX] = (uintptr_t)vptr;
 	before = adi_counter("emulated");

@@ -19,21 +19,6 @@ uint64_t list_O2_sum(const struct node *head);
 
 #define NODES 200
 
-/*
- * What the last TRY() caught, against a want of one's own (@ok, described
- * by @want): adi_test.h's report, "got SIGSEGV code ... addr ... rip ...".
- */
-__attribute__((format(printf, 3, 4)))
-static int expect_caught(int ok, const char *want, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	ok = adi_expect_caught_v(ok, want, fmt, ap);
-	va_end(ap);
-	return ok;
-}
-
 /* The list's sum, unless the walk that computed it raised a signal. */
 static void expect_sum(int sig, uint64_t got, uint64_t want, const char *what)
 {
@@ -117,7 +102,7 @@ static void test_libc(void)
 		char *q = adi_make_ptr(b, 3);
 		int sig = TRY(memcpy(q + 4000, adi_make_ptr(a, 3), 200));
 
-		expect_caught(sig == SIGSEGV &&
+		adi_expect_caught(sig == SIGSEGV &&
 			      (caught.code == SEGV_ADIDERR || caught.code == SEGV_ADIPERR),
 			      "SIGSEGV code SEGV_ADIDERR or SEGV_ADIPERR",
 			      "memcpy overflowing into a differently versioned block is caught");
@@ -128,7 +113,7 @@ static void test_libc(void)
 		char *p = adi_make_ptr(b, 3);
 		int sig = TRY(memset(p + 4000, 'z', 200));
 
-		expect_caught(sig == SIGSEGV, "SIGSEGV, any code", "memset overflowing likewise: "
+		adi_expect_caught(sig == SIGSEGV, "SIGSEGV, any code", "memset overflowing likewise: "
 			      "caught");
 		tap_eq_hex((unsigned char)b[4096], 'Q', "memset overflowing: the other block's "
 			   "first byte is unchanged (want 'Q')");

@@ -19,9 +19,10 @@
  *   adi_expect_refused(fmt, ...);  a plain SIGSEGV, si_code SI_KERNEL
  *                               (128): the checker refused an instruction
  *                               it does not know; no address is promised
- *   adi_expect_code_v(code, fmt, ap);   SIGSEGV with si_code @code at any
- *                               address, for a check of one's own that
- *                               takes a va_list
+ *   adi_expect_code(code, fmt, ...);  SIGSEGV with si_code @code at any
+ *                               address (adi_expect_code_v: with a va_list)
+ *   adi_expect_caught(ok, want, fmt, ...);  a want of one's own: @ok says
+ *                               whether it held, @want describes it
  */
 #ifndef ADI_TEST_H
 #define ADI_TEST_H
@@ -191,6 +192,30 @@ static inline int adi_expect_code_v(int code, const char *fmt, va_list ap)
 		 adi_code_name(SIGSEGV, code));
 	return adi_expect_caught_v(caught.signo == SIGSEGV && caught.code == code, want, fmt,
 				   ap);
+}
+
+__attribute__((format(printf, 3, 4)))
+static inline int adi_expect_caught(int ok, const char *want, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ok = adi_expect_caught_v(ok, want, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+/* SIGSEGV with si_code @code, any si_addr. */
+__attribute__((format(printf, 2, 3)))
+static inline int adi_expect_code(int code, const char *fmt, ...)
+{
+	va_list ap;
+	int ok;
+
+	va_start(ap, fmt);
+	ok = adi_expect_code_v(code, fmt, ap);
+	va_end(ap);
+	return ok;
 }
 
 __attribute__((format(printf, 1, 2)))
