@@ -23,6 +23,8 @@ jq		# reads the sockmsg tool's JSON: tests/sockmap/run, bench/sockmap/guest.sh
 linux-config-6.12	# Debian's own kernel configuration: scripts/check-distro.sh
 dpkg-dev debhelper	# make bindeb-pkg (dpkg-buildpackage, dh_*): scripts/distro-deb.sh
 debootstrap	# the Debian 12 root the package is installed in: scripts/distro-root.sh
+libstdc++6 libpython3.11 libssl3	# libstdc++.so.6, libpython3.11.so.1.0, libcrypto.so.3:
+		# tests/adi-decoder decodes their instructions (with libc's and ld.so's)
 LIST
 )
 if [ "${1:-}" = --list ]; then

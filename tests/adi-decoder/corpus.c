@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The corpus: every instruction with a ModRM memory operand in libc's
- * functions (insn_source.c), decoded by the kernel's decoder, classified
- * by the kernel's adi_classify_insn(), and grouped into classes.
+ * The corpus: every instruction with a ModRM memory operand in the
+ * functions of libc and the other binaries (insn_source.c), decoded by
+ * the kernel's decoder, classified by the kernel's adi_classify_insn(),
+ * and grouped into classes shared by all binaries, with each binary's
+ * count.  String instructions are counted on the side: the #GP handler
+ * emulates them without the classifier.
  *
  * Functions may overlap (aliases, an entry point inside another
  * function): an instruction is counted once, by its address, with the
  * origins of every function that holds it.
  *
- * What a selected function runs is more than its symbol: glibc's variants
- * share tails (wmemset enters memset's body, mempcpy memmove's, and the
- * non-erms memset body is a symbol of its own).  So from each selected
- * entry point, direct jumps and calls are followed too, as long as they
- * stay inside selected or sibling variants (not into __chk_fail and from
- * there into all of libc), and whatever they reach counts as run by that
- * function.
+ * What a selected function of libc runs is more than its symbol: glibc's
+ * variants share tails (wmemset enters memset's body, mempcpy memmove's,
+ * and the non-erms memset body is a symbol of its own).  So from each
+ * selected entry point, direct jumps and calls are followed too, as long
+ * as they stay inside selected or sibling variants (not into __chk_fail
+ * and from there into all of libc), and whatever they reach counts as run
+ * by that function.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +25,16 @@
 
 #include "conf.h"
 
-#define HASH_SIZE (1U << 14)	/* class table: at most half full */
+#define HASH_SIZE (1U << 15)	/* class table: at most half full */
 
 struct builder {
 	struct corpus *cp;
 	size_t cap_insts, cap_classes;
-	int32_t *inst_at;	/* .text offset -> instance index + 1 */
+	int32_t *inst_at;	/* libc: .text offset -> instance index + 1 */
+	uint8_t *seen;		/* the binary being decoded: instruction counted */
+	uint8_t *in_func;	/* ... its bytes that some function covers */
+	uint64_t *work;		/* ... addresses outside them to decode from */
+	size_t nwork, cap_work;
 	int32_t *hash;		/* class key -> class index + 1 */
 };
 
@@ -78,46 +85,55 @@ static uint32_t class_of(struct builder *b, struct insn *insn, const uint8_t *ra
 	memcpy(c->raw, raw, insn->length);
 	c->len = insn->length;
 	c->rc = adi_classify_insn(insn, &c->op);
+	if (!c->rc)
+		emul_user(insn, &c->op, &c->emul);
 	b->hash[i] = ++cp->nclasses;
 	return cp->nclasses - 1;
 }
 
-/*
- * Can a version reach this operand?  What the kernel's adi_decode_modrm()
- * and adi_fixup_modrm() accept: 64-bit addressing, not RIP-relative, a
- * base or an index register.
- */
-static bool operand_reachable(struct insn *insn)
+/* Does this instance classify (and emulate) as its class's example does? */
+static void check_consistent(struct cls *c, struct insn *insn)
 {
-	unsigned int mod = X86_MODRM_MOD(insn->modrm.value), rm = X86_MODRM_RM(insn->modrm.value);
+	struct adi_mem_op op;
+	struct emul e;
+	int rc = adi_classify_insn(insn, &op);
 
-	if (insn->addr_bytes != 8)
-		return false;
-	if (rm == 4) {
-		uint8_t sib = insn->sib.value;
-		uint8_t rex = insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
-		bool x = insn->vex_prefix.nbytes ? !X86_VEX_X(insn->vex_prefix.bytes[1]) :
-						   X86_REX_X(rex);
-		bool has_index = X86_SIB_INDEX(sib) != 4 || x;
-
-		return has_index || !(X86_SIB_BASE(sib) == 5 && mod == 0);
+	if (rc != c->rc || (!rc && (op.size != c->op.size || op.read != c->op.read ||
+				    op.write != c->op.write)))
+		c->inconsistent = true;
+	if (!rc && !c->rc) {
+		emul_user(insn, &op, &e);
+		if (e.kind != c->emul.kind || e.size != c->emul.size)
+			c->emul_inconsistent = true;
 	}
-	return !(rm == 5 && mod == 0);
 }
 
 /*
- * Record the memory instruction at @addr: @origin and @sel (bits of
+ * The class's example: one that this host's string functions run, else
+ * one whose address can carry a version, else the first (libc's first).
+ */
+static void offer_example(struct cls *c, struct insn *insn, const uint8_t *raw,
+			  int rank, enum bin bin)
+{
+	if (rank > c->rep_rank) {
+		memcpy(c->raw, raw, insn->length);
+		c->len = insn->length;
+		c->rep_rank = rank;
+		c->rep_bin = bin;
+	}
+}
+
+/*
+ * Record libc's memory instruction at @addr: @origin and @sel (bits of
  * corpus.sel) add to what is known of it.
  */
 static void add_inst(struct builder *b, uint64_t addr, struct insn *insn,
 		     const uint8_t *raw, unsigned int origin, uint64_t sel)
 {
 	struct corpus *cp = b->cp;
-	uint32_t off = addr - cp->src.text_addr;
-	struct adi_mem_op op;
+	uint32_t off = addr - cp->src[BIN_LIBC].text_addr;
 	struct inst *in;
 	struct cls *c;
-	int rc, rank;
 
 	if (b->inst_at[off]) {
 		in = &cp->insts[b->inst_at[off] - 1];
@@ -125,28 +141,29 @@ static void add_inst(struct builder *b, uint64_t addr, struct insn *insn,
 		if (cp->ninsts == b->cap_insts)
 			cp->insts = grow(cp->insts, &b->cap_insts, 65536, sizeof(*cp->insts));
 		in = &cp->insts[cp->ninsts];
-		*in = (struct inst){ .off = off, .reachable = operand_reachable(insn) };
+		*in = (struct inst){ .off = off, .reachable = encoding_reachable(insn) };
 		in->cls = class_of(b, insn, raw);
 		b->inst_at[off] = ++cp->ninsts;
-		c = &cp->classes[in->cls];
-		rc = adi_classify_insn(insn, &op);
-		if (rc != c->rc || (!rc && (op.size != c->op.size || op.read != c->op.read ||
-					    op.write != c->op.write)))
-			c->inconsistent = true;
+		check_consistent(&cp->classes[in->cls], insn);
 	}
 	in->origin |= origin;
 	in->sel_mask |= sel;
 	c = &cp->classes[in->cls];
-	/*
-	 * The class's example: one that this host's string functions run, else
-	 * one whose address can carry a version, else the first.
-	 */
-	rank = !in->reachable ? 0 : (origin & ORIGIN_SELECTED) ? 2 : 1;
-	if (rank > c->rep_rank) {
-		memcpy(c->raw, raw, insn->length);
-		c->len = insn->length;
-		c->rep_rank = rank;
-	}
+	offer_example(c, insn, raw, !in->reachable ? 0 : (origin & ORIGIN_SELECTED) ? 2 : 1,
+		      BIN_LIBC);
+}
+
+/* Another binary's memory instruction: counted in its class, once. */
+static void count_inst(struct builder *b, enum bin bin, struct insn *insn,
+		       const uint8_t *raw, bool reachable)
+{
+	uint32_t ci = class_of(b, insn, raw);	/* may move cp->classes */
+	struct cls *c = &b->cp->classes[ci];
+
+	check_consistent(c, insn);
+	c->nbin[bin]++;
+	c->nbin_reach[bin] += reachable;
+	offer_example(c, insn, raw, reachable, bin);
 }
 
 static bool has_memory_operand(struct insn *insn)
@@ -165,32 +182,9 @@ static uint64_t sel_bit(struct corpus *cp, size_t fi)
 	return 0;
 }
 
-static void decode_functions(struct builder *b)
+static void count_string(struct corpus *cp, enum bin bin, struct insn *insn)
 {
-	struct corpus *cp = b->cp;
-	const uint64_t end = cp->src.text_addr + cp->src.text_size;
-	size_t fi;
-
-	for (fi = 0; fi < cp->src.nfuncs; fi++) {
-		struct func *f = &cp->src.funcs[fi];
-		uint64_t a = f->start;
-
-		while (a < f->start + f->size) {
-			const uint8_t *p = cp->src.text + (a - cp->src.text_addr);
-			struct insn insn;
-
-			if (conf_decode(&insn, p, end - a)) {
-				cp->undecodable++;
-				a++;
-				continue;
-			}
-			cp->decoded++;
-			if (has_memory_operand(&insn))
-				add_inst(b, a, &insn, p, f->origin,
-					 f->origin & ORIGIN_SELECTED ? sel_bit(cp, fi) : 0);
-			a += insn.length;
-		}
-	}
+	cp->strings[bin].n[emul_string(insn)]++;
 }
 
 /*
@@ -234,23 +228,131 @@ static bool control_flow(struct insn *insn, uint64_t addr, uint64_t *target)
 }
 
 /*
+ * The instruction at @a of binary @bin, decoded into @insn, of functions
+ * of @origin (libc: run by the selected functions @sel): counted where
+ * it belongs.  Returns its length.  An XOP instruction is counted in the
+ * class the kernel's decoder gives it (the classifier refuses it) and
+ * skipped by its real length.
+ */
+static unsigned int record(struct builder *b, enum bin bin, unsigned int origin, uint64_t sel,
+			   uint64_t a, struct insn *insn, const uint8_t *p, size_t avail)
+{
+	const struct source *src = &b->cp->src[bin];
+	bool first = !b->seen[a - src->text_addr], mem = has_memory_operand(insn);
+	bool reachable = mem && encoding_reachable(insn);
+	int xop = encoding_xop(insn, p, avail, &mem, &reachable);
+
+	b->seen[a - src->text_addr] = 1;
+	if (mem && bin == BIN_LIBC)
+		add_inst(b, a, insn, p, origin, sel);
+	else if (mem && first)
+		count_inst(b, bin, insn, p, reachable);
+	else if (first && emul_is_string(insn))
+		count_string(b->cp, bin, insn);
+	return xop ? (unsigned int)xop : insn->length;
+}
+
+/* A direct jump or call from @insn at @a into code of no function: to visit. */
+static void note_gap_target(struct builder *b, const struct source *src, struct insn *insn,
+			    uint64_t a)
+{
+	uint64_t target;
+
+	control_flow(insn, a, &target);
+	if (!b->in_func || target < src->text_addr || target >= src->text_addr + src->text_size ||
+	    b->in_func[target - src->text_addr])
+		return;
+	if (b->nwork == b->cap_work)
+		b->work = grow(b->work, &b->cap_work, 4096, sizeof(*b->work));
+	b->work[b->nwork++] = target;
+}
+
+/*
+ * Every function of binary @bin, instruction by instruction.  An address
+ * is counted once however many functions hold it; libc's instances are
+ * kept (add_inst() merges their origins), the others' only counted.
+ */
+static void decode_functions(struct builder *b, enum bin bin)
+{
+	struct corpus *cp = b->cp;
+	const struct source *src = &cp->src[bin];
+	const uint64_t end = src->text_addr + src->text_size;
+	size_t fi;
+
+	for (fi = 0; fi < src->nfuncs; fi++) {
+		const struct func *f = &src->funcs[fi];
+		uint64_t a = f->start, sel = f->origin & ORIGIN_SELECTED ? sel_bit(cp, fi) : 0;
+
+		while (a < f->start + f->size) {
+			const uint8_t *p = src->text + (a - src->text_addr);
+			struct insn insn;
+
+			if (conf_decode(&insn, p, end - a)) {
+				if (!cp->undecodable[bin]++)
+					cp->first_undecodable[bin] = a;
+				a++;
+				continue;
+			}
+			cp->decoded[bin]++;
+			note_gap_target(b, src, &insn, a);
+			a += record(b, bin, f->origin, sel, a, &insn, p, end - a);
+		}
+	}
+}
+
+/*
+ * Code in no function: assembly without unwind entries or exported
+ * symbols (OpenSSL's perlasm has much of it, local to the library).  It
+ * is decoded from where the functions' direct calls and jumps land, and
+ * on from there the same way, up to a ret or jmp; the data between
+ * functions (constant tables) is no such target and stays undecoded.
+ */
+static void follow_gaps(struct builder *b, enum bin bin)
+{
+	struct corpus *cp = b->cp;
+	struct source *src = &cp->src[bin];
+	const uint64_t lo = src->text_addr, hi = lo + src->text_size;
+	uint64_t target;
+
+	while (b->nwork) {
+		uint64_t a = b->work[--b->nwork];
+		bool more = true;
+
+		while (more && a >= lo && a < hi && !b->in_func[a - lo] && !b->seen[a - lo]) {
+			const uint8_t *p = src->text + (a - lo);
+			struct insn insn;
+			unsigned int len;
+
+			if (conf_decode(&insn, p, hi - a))
+				break;
+			cp->decoded[bin]++;
+			note_gap_target(b, src, &insn, a);
+			more = control_flow(&insn, a, &target);
+			len = record(b, bin, ORIGIN_OTHER, 0, a, &insn, p, hi - a);
+			src->gap_code += len;
+			a += len;
+		}
+	}
+}
+
+/*
  * @family: 1 for the bytes of selected and sibling variants, 2 for bytes
  * of no function (the padding a variant falls through into the next:
  * __memmove_chk_* does), 0 for the rest of libc.
  */
-static void mark_family(struct corpus *cp, uint8_t *family)
+static void mark_family(const struct source *src, uint8_t *family)
 {
 	size_t i;
 	int pass;
 
-	memset(family, 2, cp->src.text_size);
+	memset(family, 2, src->text_size);
 	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < cp->src.nfuncs; i++) {
-			const struct func *f = &cp->src.funcs[i];
+		for (i = 0; i < src->nfuncs; i++) {
+			const struct func *f = &src->funcs[i];
 			bool fam = f->origin & (ORIGIN_SELECTED | ORIGIN_SIBLING);
 
 			if (pass == fam)
-				memset(family + (f->start - cp->src.text_addr), pass, f->size);
+				memset(family + (f->start - src->text_addr), pass, f->size);
 		}
 	}
 }
@@ -263,17 +365,18 @@ static void follow_selected(struct builder *b, size_t o, const uint8_t *family,
 			    uint8_t *seen, uint64_t *work)
 {
 	struct corpus *cp = b->cp;
-	const uint64_t lo = cp->src.text_addr, hi = lo + cp->src.text_size;
-	size_t nwork = 0, cap = cp->src.text_size;
+	const struct source *src = &cp->src[BIN_LIBC];
+	const uint64_t lo = src->text_addr, hi = lo + src->text_size;
+	size_t nwork = 0, cap = src->text_size;
 
-	memset(seen, 0, cp->src.text_size);
-	work[nwork++] = cp->src.funcs[cp->sel[o]].start;
+	memset(seen, 0, src->text_size);
+	work[nwork++] = src->funcs[cp->sel[o]].start;
 	while (nwork) {
 		uint64_t a = work[--nwork], target;
 		bool more = true;
 
 		while (more && a >= lo && a < hi && family[a - lo] && !seen[a - lo]) {
-			const uint8_t *p = cp->src.text + (a - lo);
+			const uint8_t *p = src->text + (a - lo);
 			struct insn insn;
 
 			seen[a - lo] = 1;
@@ -330,28 +433,23 @@ static void sort_and_count(struct corpus *cp)
 			c->n[2]++;
 		c->n_reach += in->reachable;
 		c->n_sel_reach += in->reachable && (in->origin & ORIGIN_SELECTED);
+		c->nbin[BIN_LIBC]++;
+		c->nbin_reach[BIN_LIBC] += in->reachable;
 	}
 	free(moved);
 }
 
-int corpus_build(struct corpus *cp, char *err, size_t errlen)
+/* libc: every function, then what the selected ones reach. */
+static int build_libc(struct builder *b, char *err, size_t errlen)
 {
-	struct builder b = { .cp = cp };
+	struct corpus *cp = b->cp;
+	const struct source *src = &cp->src[BIN_LIBC];
 	uint8_t *family, *seen;
 	uint64_t *work;
 	size_t i;
 
-	memset(cp, 0, sizeof(*cp));
-	if (source_load_libc(&cp->src, err, errlen))
-		return -1;
-	b.inst_at = calloc(cp->src.text_size, sizeof(*b.inst_at));
-	b.hash = calloc(HASH_SIZE, sizeof(*b.hash));
-	if (!b.inst_at || !b.hash) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	for (i = 0; i < cp->src.nfuncs; i++) {
-		if (!(cp->src.funcs[i].origin & ORIGIN_SELECTED))
+	for (i = 0; i < src->nfuncs; i++) {
+		if (!(src->funcs[i].origin & ORIGIN_SELECTED))
 			continue;
 		if (cp->nsel == MAX_SELECTED) {
 			snprintf(err, errlen, "more than %d functions selected by IFUNC", MAX_SELECTED);
@@ -359,22 +457,84 @@ int corpus_build(struct corpus *cp, char *err, size_t errlen)
 		}
 		cp->sel[cp->nsel++] = i;
 	}
-	decode_functions(&b);
-	family = malloc(cp->src.text_size);
-	seen = malloc(cp->src.text_size);
-	work = malloc(cp->src.text_size * sizeof(*work));
-	if (!family || !seen || !work) {
+	b->inst_at = calloc(src->text_size, sizeof(*b->inst_at));
+	b->seen = calloc(src->text_size, 1);
+	family = malloc(src->text_size);
+	seen = malloc(src->text_size);
+	work = malloc(src->text_size * sizeof(*work));
+	if (!b->inst_at || !b->seen || !family || !seen || !work) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	mark_family(cp, family);
+	decode_functions(b, BIN_LIBC);
+	mark_family(src, family);
 	for (i = 0; i < cp->nsel; i++)
-		follow_selected(&b, i, family, seen, work);
+		follow_selected(b, i, family, seen, work);
 	free(family);
 	free(seen);
 	free(work);
-	free(b.inst_at);
+	free(b->inst_at);
+	free(b->seen);
+	return 0;
+}
+
+static void mark_functions(const struct source *src, uint8_t *in_func)
+{
+	size_t i;
+
+	for (i = 0; i < src->nfuncs; i++)
+		memset(in_func + (src->funcs[i].start - src->text_addr), 1, src->funcs[i].size);
+}
+
+/* Another binary: found, read and decoded, or cp->why[bin] says why not. */
+static void build_other(struct builder *b, enum bin bin)
+{
+	struct corpus *cp = b->cp;
+
+	if (source_load_lib(&cp->src[bin], bin, cp->why[bin], sizeof(cp->why[bin])))
+		return;
+	b->seen = calloc(cp->src[bin].text_size, 1);
+	b->in_func = calloc(cp->src[bin].text_size, 1);
+	if (!b->seen || !b->in_func) {
+		snprintf(cp->why[bin], sizeof(cp->why[bin]), "out of memory");
+		return;
+	}
+	mark_functions(&cp->src[bin], b->in_func);
+	decode_functions(b, bin);
+	follow_gaps(b, bin);
+	free(b->seen);
+	free(b->in_func);
+	b->in_func = NULL;
+	cp->loaded[bin] = true;
+}
+
+bool cls_accesses(const struct cls *c)
+{
+	return !(c->m.status == MEAS_DONE && !c->m.accesses && !c->m.traps_versioned);
+}
+
+int corpus_build(struct corpus *cp, bool libc_only, char *err, size_t errlen)
+{
+	struct builder b = { .cp = cp };
+	size_t i;
+	int bin;
+
+	memset(cp, 0, sizeof(*cp));
+	if (source_load_libc(&cp->src[BIN_LIBC], err, errlen))
+		return -1;
+	cp->loaded[BIN_LIBC] = true;
+	b.hash = calloc(HASH_SIZE, sizeof(*b.hash));
+	if (!b.hash || build_libc(&b, err, errlen))
+		return -1;
+	for (bin = BIN_LIBC + 1; bin < NBIN; bin++) {
+		cp->src[bin].label = bin_specs[bin].soname;
+		if (libc_only)
+			snprintf(cp->why[bin], sizeof(cp->why[bin]), "libc only");
+		else
+			build_other(&b, bin);
+	}
 	free(b.hash);
+	free(b.work);
 	sort_and_count(cp);
 	for (i = 0; i < cp->nclasses; i++) {
 		struct cls *c = &cp->classes[i];
@@ -383,6 +543,9 @@ int corpus_build(struct corpus *cp, char *err, size_t errlen)
 		/* The claim for the example itself: BMI's vvvv differs per instance. */
 		conf_decode(&insn, c->raw, c->len);
 		c->rc = adi_classify_insn(&insn, &c->op);
+		memset(&c->emul, 0, sizeof(c->emul));
+		if (!c->rc)
+			emul_user(&insn, &c->op, &c->emul);
 		class_label(&c->key, c->label, sizeof(c->label));
 	}
 	return 0;

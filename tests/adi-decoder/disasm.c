@@ -4,6 +4,10 @@
  * fields, not names, so objdump (binutils, which gcc depends on)
  * disassembles the representative of each class, all of them in one run
  * over a scratch file.  Without objdump the report says "?".
+ *
+ * Each instruction has a slot of its own, padded with int3: where objdump
+ * reads an instruction shorter or longer than the kernel's decoder does
+ * (XOP, LKGS: "(bad)"), it is back in step by the next slot.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +15,9 @@
 #include <unistd.h>
 
 #include "conf.h"
+
+/* Bytes per instruction: 15 at most, then int3 for objdump to find its step again. */
+#define SLOT 32
 
 void disasm_many(size_t n, const uint8_t (*bytes)[16], const uint8_t *len,
 		 char (*text)[80])
@@ -29,9 +36,12 @@ void disasm_many(size_t n, const uint8_t (*bytes)[16], const uint8_t *len,
 		return;
 	}
 	for (i = 0; i < n; i++) {
+		static const uint8_t int3[SLOT] = { [0 ... SLOT - 1] = 0xcc };
+
 		start[i] = off;
 		fwrite(bytes[i], 1, len[i], f);
-		off += len[i];
+		fwrite(int3, 1, SLOT - len[i], f);
+		off += SLOT;
 	}
 	fclose(f);
 	snprintf(cmd, sizeof(cmd),

@@ -98,6 +98,91 @@ int encoding_vvvv(struct insn *insn)
 	return -1;
 }
 
+/*
+ * Does the kernel's adi_decode_modrm() take this operand: a ModRM memory
+ * operand with 64-bit addressing, not RIP-relative?
+ */
+bool encoding_modrm_ok(struct insn *insn)
+{
+	unsigned int mod = X86_MODRM_MOD(insn->modrm.value), rm = X86_MODRM_RM(insn->modrm.value);
+
+	return insn->modrm.nbytes && mod != 3 && insn->addr_bytes == 8 && !(rm == 5 && mod == 0);
+}
+
+/*
+ * Can a version reach this operand?  What adi_fixup_modrm() takes on top
+ * of that: a base register, or an index register scaled by 1, that the
+ * step can take the version out of.
+ */
+bool encoding_reachable(struct insn *insn)
+{
+	unsigned int mod = X86_MODRM_MOD(insn->modrm.value), rm = X86_MODRM_RM(insn->modrm.value);
+	uint8_t sib = insn->sib.value;
+	bool x;
+
+	if (!encoding_modrm_ok(insn))
+		return false;
+	if (rm != 4)
+		return true;
+	x = insn->vex_prefix.nbytes ? !X86_VEX_X(insn->vex_prefix.bytes[1]) : X86_REX_X(rex_byte(insn));
+	if (!(X86_SIB_BASE(sib) == 5 && mod == 0))
+		return true;		/* a base */
+	return (X86_SIB_INDEX(sib) != 4 || x) && X86_SIB_SCALE(sib) == 0;
+}
+
+/*
+ * AMD's XOP (8f with a map of 8 or more; no CPU since Bulldozer has it):
+ * the kernel's decoder takes 8f for pop, and its length, and everything
+ * after it, would be wrong.  The real length, from the VEX-like layout
+ * (8f, two bytes, opcode, ModRM, SIB, displacement; imm8 in map 8, imm32
+ * in map 0A), or 0 when @insn is not XOP.  *@mem: a memory operand;
+ * *@reachable: one a version can reach (see encoding_reachable()).
+ */
+int encoding_xop(struct insn *insn, const uint8_t *raw, size_t avail, bool *mem,
+		 bool *reachable)
+{
+	unsigned int at = insn->prefixes.nbytes, n = at + 5, map, mod, rm;
+	uint8_t p1, modrm;
+
+	if (insn->opcode.nbytes != 1 || insn->opcode.bytes[0] != 0x8f ||
+	    insn->rex_prefix.nbytes || insn->vex_prefix.nbytes || avail < n)
+		return 0;
+	p1 = raw[at + 1];
+	map = p1 & 0x1f;
+	if (map < 8)
+		return 0;
+	modrm = raw[at + 4];
+	mod = modrm >> 6;
+	rm = modrm & 7;
+	*mem = mod != 3;
+	*reachable = *mem && insn->addr_bytes == 8 && !(mod == 0 && rm == 5);
+	if (*mem && rm == 4 && n < avail) {
+		uint8_t sib = raw[n++];
+		bool no_base = mod == 0 && (sib & 7) == 5;
+
+		/* A base, or an index (VEX-style inverted X) scaled by 1. */
+		*reachable = insn->addr_bytes == 8 &&
+			     (!no_base || ((((sib >> 3) & 7) != 4 || !(p1 & 0x40)) && !(sib >> 6)));
+		n += no_base ? 4 : 0;
+	} else if (*mem && mod == 0 && rm == 5) {
+		n += 4;
+	}
+	n += mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	n += map == 8 ? 1 : map == 0xa ? 4 : 0;
+	return n <= avail ? (int)n : 0;
+}
+
+/* fs: or gs: (the kernel's handler takes neither on its own accesses). */
+bool encoding_has_segment(struct insn *insn)
+{
+	int i;
+
+	for (i = 0; i < 4 && insn->prefixes.bytes[i]; i++)
+		if (insn->prefixes.bytes[i] == 0x64 || insn->prefixes.bytes[i] == 0x65)
+			return true;
+	return false;
+}
+
 bool encoding_is_branch(struct insn *insn)
 {
 	unsigned int reg = X86_MODRM_REG(insn->modrm.value);

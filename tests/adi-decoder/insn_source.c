@@ -1,28 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Instruction streams from real code: libc.so.6 as this process loaded it.
+ * Instruction streams from real code: libc.so.6 as this process loaded it,
+ * and the other shared libraries of bin_specs[] as files.
  *
- * Functions come from the symbol table of libc's detached debug file
- * (libc6-dbg, found by build-id) when it is installed: it names the
- * local IFUNC variants (__memmove_evex_unaligned_erms, __strlen_avx2...).
- * Without it, from the unwind table (.eh_frame_hdr), which has every
- * function's extent but no names; exported names from .dynsym are added
- * where they match.
+ * Functions come from the symbol table of the binary's detached debug
+ * file (libc6-dbg has libc's and ld.so's, found by build-id) when it is
+ * installed: it names the local IFUNC variants (__memmove_evex_unaligned_erms,
+ * __strlen_avx2...).  Without it, from the unwind table (.eh_frame_hdr),
+ * which has every compiled function's extent but no names; exported names
+ * from .dynsym are added where they match, and for the other libraries
+ * .dynsym's sized functions are added too (assembly without unwind
+ * information: OpenSSL's perlasm).
  *
  * "Selected" is what each IFUNC of libc resolves to on this CPU: dlsym()
  * on libc runs the resolver as the dynamic linker does for the program.
  * "Siblings" are the other variants of those functions: symbols named
- * __<ifunc>_* or with the stem of a selected variant's name.
+ * __<ifunc>_* or with the stem of a selected variant's name.  The other
+ * libraries are read as files, not dlopen()ed (their constructors would
+ * run): every function of theirs is "other".
  */
 #include <dlfcn.h>
-#include <elf.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "conf.h"
 
@@ -31,75 +32,8 @@
 #define DW_EH_PE_sdata4		0x0b
 #define DW_EH_PE_datarel	0x30
 
-struct elf {
-	const uint8_t *map;
-	size_t len;
-	const Elf64_Ehdr *eh;
-	const Elf64_Shdr *sh;
-};
-
-static int elf_open(struct elf *e, const char *path)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		return -1;
-	}
-	e->len = st.st_size;
-	e->map = mmap(NULL, e->len, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (e->map == MAP_FAILED)
-		return -1;
-	e->eh = (const Elf64_Ehdr *)e->map;
-	if (memcmp(e->eh->e_ident, ELFMAG, SELFMAG) || e->eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    e->eh->e_shoff + (uint64_t)e->eh->e_shnum * sizeof(Elf64_Shdr) > e->len) {
-		munmap((void *)e->map, e->len);
-		return -1;
-	}
-	e->sh = (const Elf64_Shdr *)(e->map + e->eh->e_shoff);
-	return 0;
-}
-
-static const Elf64_Shdr *elf_section(const struct elf *e, const char *name)
-{
-	const Elf64_Shdr *strs = &e->sh[e->eh->e_shstrndx];
-	int i;
-
-	for (i = 0; i < e->eh->e_shnum; i++)
-		if (e->sh[i].sh_name < strs->sh_size &&
-		    !strcmp((const char *)e->map + strs->sh_offset + e->sh[i].sh_name, name))
-			return &e->sh[i];
-	return NULL;
-}
-
-/* The detached debug file: /usr/lib/debug/.build-id/xx/yyyy.debug. */
-static bool find_debug_file(const struct elf *e, char *out, size_t len)
-{
-	const Elf64_Shdr *note = elf_section(e, ".note.gnu.build-id");
-	const uint8_t *p, *id;
-	Elf64_Nhdr nh;
-	size_t n, i;
-
-	if (getenv("ADI_DECODER_NO_DEBUG") || !note || note->sh_size < sizeof(nh))
-		return false;
-	p = e->map + note->sh_offset;
-	memcpy(&nh, p, sizeof(nh));
-	id = p + sizeof(nh) + ((nh.n_namesz + 3) & ~3U);
-	if (nh.n_descsz < 2 || nh.n_descsz > 64)
-		return false;
-	n = snprintf(out, len, "/usr/lib/debug/.build-id/%02x/", id[0]);
-	for (i = 1; i < nh.n_descsz && n + 3 < len; i++)
-		n += snprintf(out + n, len - n, "%02x", id[i]);
-	snprintf(out + n, len - n, ".debug");
-	return access(out, R_OK) == 0;
-}
-
-static int add_func(struct source *src, size_t *cap, const char *name,
-		    uint64_t start, uint64_t size)
+static int add_func(struct source *src, const char *name, uint64_t start,
+		    uint64_t size)
 {
 	size_t i;
 
@@ -115,9 +49,9 @@ static int add_func(struct source *src, size_t *cap, const char *name,
 			return 0;
 		}
 	}
-	if (src->nfuncs == *cap) {
-		*cap = *cap ? 2 * *cap : 4096;
-		src->funcs = realloc(src->funcs, *cap * sizeof(*src->funcs));
+	if (src->nfuncs == src->funcs_cap) {
+		src->funcs_cap = src->funcs_cap ? 2 * src->funcs_cap : 4096;
+		src->funcs = realloc(src->funcs, src->funcs_cap * sizeof(*src->funcs));
 		if (!src->funcs)
 			return -1;
 	}
@@ -144,7 +78,7 @@ static int funcs_from_symtab(struct source *src, const struct elf *e,
 {
 	const Elf64_Shdr *ss = elf_section(e, symsec), *st = elf_section(e, strsec);
 	const Elf64_Sym *syms, **sorted;
-	size_t n, i, k = 0, cap = 0;
+	size_t n, i, k = 0;
 
 	if (!ss || !st || ss->sh_type == SHT_NOBITS)
 		return -1;
@@ -163,7 +97,7 @@ static int funcs_from_symtab(struct source *src, const struct elf *e,
 	}
 	qsort(sorted, k, sizeof(*sorted), cmp_sym);
 	for (i = 0; i < k; i++)
-		if (add_func(src, &cap, (const char *)e->map + st->sh_offset + sorted[i]->st_name,
+		if (add_func(src, (const char *)e->map + st->sh_offset + sorted[i]->st_name,
 			     sorted[i]->st_value, sorted[i]->st_size)) {
 			free(sorted);
 			return -1;
@@ -199,7 +133,7 @@ static int funcs_from_eh_frame(struct source *src, const struct elf *e)
 	const Elf64_Shdr *hdr = elf_section(e, ".eh_frame_hdr");
 	const Elf64_Shdr *ehf = elf_section(e, ".eh_frame");
 	const uint8_t *h;
-	size_t i, n, cap = 0;
+	size_t i, n;
 	char name[32];
 
 	if (!hdr || !ehf)
@@ -220,7 +154,7 @@ static int funcs_from_eh_frame(struct source *src, const struct elf *e)
 		if (start < src->text_addr || start + size > src->text_addr + src->text_size)
 			continue;
 		snprintf(name, sizeof(name), "fn_%lx", (unsigned long)start);
-		if (add_func(src, &cap, name, start, size))
+		if (add_func(src, name, start, size))
 			return -1;
 	}
 	return src->nfuncs ? 0 : -1;
@@ -343,16 +277,179 @@ static void mark_selected(struct source *src, const struct elf *e, void *handle,
 	}
 }
 
+/* Sort by address; functions with the same extent become one, names joined. */
+static int cmp_func(const void *a, const void *b)
+{
+	const struct func *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+static void merge_funcs(struct source *src)
+{
+	size_t i, k = 0;
+
+	qsort(src->funcs, src->nfuncs, sizeof(*src->funcs), cmp_func);
+	for (i = 0; i < src->nfuncs; i++) {
+		struct func *f = &src->funcs[i], *last = k ? &src->funcs[k - 1] : NULL;
+		char *joined;
+
+		if (!last || last->start != f->start || last->size != f->size) {
+			src->funcs[k++] = *f;
+			continue;
+		}
+		/* An unwind entry's placeholder gives way to a real name. */
+		if (!strncmp(last->name, "fn_", 3)) {
+			free(last->name);
+			last->name = f->name;
+		} else if (strncmp(f->name, "fn_", 3) &&
+			   asprintf(&joined, "%s=%s", last->name, f->name) >= 0) {
+			free(last->name);
+			last->name = joined;
+			free(f->name);
+		} else {
+			free(f->name);
+		}
+	}
+	src->nfuncs = k;
+}
+
+/* Bytes of .text that no function covers: padding, or code without symbols. */
+static void count_gaps(struct source *src)
+{
+	uint64_t end = src->text_addr, covered = 0;
+	size_t i;
+
+	for (i = 0; i < src->nfuncs; i++) {
+		const struct func *f = &src->funcs[i];
+		uint64_t from = f->start > end ? f->start : end;
+
+		if (f->start + f->size > from)
+			covered += f->start + f->size - from;
+		if (f->start + f->size > end)
+			end = f->start + f->size;
+	}
+	src->gap_bytes = src->text_size - covered;
+}
+
+static int load_text(struct source *src, struct elf *e, char *err, size_t errlen)
+{
+	const Elf64_Shdr *text;
+
+	if (elf_open(e, src->path)) {
+		snprintf(err, errlen, "%s: not a readable ELF64 file", src->path);
+		return -1;
+	}
+	text = elf_section(e, ".text");
+	if (!text || text->sh_type != SHT_PROGBITS || text->sh_offset + text->sh_size > e->len) {
+		snprintf(err, errlen, "%s: no .text", src->path);
+		return -1;
+	}
+	src->text = e->map + text->sh_offset;
+	src->text_addr = text->sh_addr;
+	src->text_size = text->sh_size;
+	return 0;
+}
+
+/*
+ * The functions of @e: from its debug file's symbols, its own, or its
+ * unwind table with .dynsym's names (and, with @dynsym_sized, .dynsym's
+ * sized functions: assembly without unwind entries).
+ */
+static int load_functions(struct source *src, const struct elf *e, bool dynsym_sized,
+			  char *err, size_t errlen)
+{
+	struct elf dbg = { 0 };
+
+	if (elf_debug_file(e, src->symfile, sizeof(src->symfile)) && !elf_open(&dbg, src->symfile) &&
+	    !funcs_from_symtab(src, &dbg, ".symtab", ".strtab")) {
+		src->have_symtab = true;
+	} else if (!funcs_from_symtab(src, e, ".symtab", ".strtab")) {
+		snprintf(src->symfile, sizeof(src->symfile), "%s .symtab", src->path);
+		src->have_symtab = true;
+	} else if (!funcs_from_eh_frame(src, e)) {
+		snprintf(src->symfile, sizeof(src->symfile), "%s .eh_frame%s (no debug symbols%s)",
+			 src->path, dynsym_sized ? " and .dynsym" : "",
+			 dynsym_sized ? "" : ": variants unnamed");
+		name_from_dynsym(src, e);
+		if (dynsym_sized)
+			funcs_from_symtab(src, e, ".dynsym", ".dynstr");
+	} else {
+		snprintf(err, errlen, "%s: neither symbols nor an unwind table", src->path);
+		elf_close(&dbg);
+		return -1;
+	}
+	elf_close(&dbg);	/* the names are copies */
+	merge_funcs(src);
+	count_gaps(src);
+	return 0;
+}
+
+/*
+ * The file ldconfig's cache names for @soname (64-bit), resolved.  By its
+ * full path: /sbin is not in every user's PATH.
+ */
+static int find_library(const char *soname, char *path, size_t len)
+{
+	FILE *p = popen("/sbin/ldconfig -p 2>/dev/null", "r");
+	char line[1024], real[PATH_MAX];
+	size_t n = strlen(soname);
+	int found = 0;
+
+	/* "\tlibcrypto.so.3 (libc6,x86-64) => /lib/x86_64-linux-gnu/libcrypto.so.3" */
+	while (p && fgets(line, sizeof(line), p)) {
+		char *arrow = strstr(line, "=> ");
+
+		if (found || line[0] != '\t' || strncmp(line + 1, soname, n) ||
+		    strncmp(line + 1 + n, " (", 2) || !strstr(line, "x86-64") || !arrow)
+			continue;
+		arrow[strcspn(arrow, "\n")] = 0;
+		if (realpath(arrow + 3, real) && strlen(real) < len) {
+			memcpy(path, real, strlen(real) + 1);
+			found = 1;
+		}
+	}
+	if (p)
+		pclose(p);
+	return found ? 0 : -1;
+}
+
+const struct bin_spec bin_specs[NBIN] = {
+	[BIN_LIBC] = { "libc.so.6", "libc", "libc6" },
+	[BIN_LD] = { "ld-linux-x86-64.so.2", "ld.so", "libc6" },
+	[BIN_STDCXX] = { "libstdc++.so.6", "libstdc++", "libstdc++6" },
+	[BIN_PYTHON] = { "libpython3.11.so.1.0", "libpython", "libpython3.11" },
+	[BIN_CRYPTO] = { "libcrypto.so.3", "libcrypto", "libssl3" },
+};
+
+int source_load_lib(struct source *src, enum bin b, char *err, size_t errlen)
+{
+	struct elf e;
+
+	memset(src, 0, sizeof(*src));
+	src->label = bin_specs[b].soname;
+	if (find_library(src->label, src->path, sizeof(src->path))) {
+		snprintf(err, errlen, "%s: not in ldconfig's cache (Debian package %s;"
+			 " scripts/deps.sh installs it)", src->label, bin_specs[b].package);
+		return -1;
+	}
+	if (load_text(src, &e, err, errlen))
+		return -1;
+	return load_functions(src, &e, true, err, errlen);
+}
+
 int source_load_libc(struct source *src, char *err, size_t errlen)
 {
-	struct elf e, dbg;
-	const Elf64_Shdr *text;
+	struct elf e;
 	char **prefixes = NULL;
 	size_t nprefixes = 0, i, j;
 	void *handle, *some;
 	Dl_info info;
 
 	memset(src, 0, sizeof(*src));
+	src->label = bin_specs[BIN_LIBC].soname;
 	handle = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
 	some = handle ? dlsym(handle, "strlen") : NULL;
 	if (!some || !dladdr(some, &info) || !info.dli_fname) {
@@ -360,33 +457,8 @@ int source_load_libc(struct source *src, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(src->path, sizeof(src->path), "%s", info.dli_fname);
-	if (elf_open(&e, src->path)) {
-		snprintf(err, errlen, "%s: not a readable ELF64 file", src->path);
+	if (load_text(src, &e, err, errlen) || load_functions(src, &e, false, err, errlen))
 		return -1;
-	}
-	text = elf_section(&e, ".text");
-	if (!text || text->sh_type != SHT_PROGBITS) {
-		snprintf(err, errlen, "%s: no .text", src->path);
-		return -1;
-	}
-	src->text = e.map + text->sh_offset;
-	src->text_addr = text->sh_addr;
-	src->text_size = text->sh_size;
-
-	if (find_debug_file(&e, src->symfile, sizeof(src->symfile)) && !elf_open(&dbg, src->symfile) &&
-	    !funcs_from_symtab(src, &dbg, ".symtab", ".strtab")) {
-		src->have_symtab = true;
-	} else if (!funcs_from_symtab(src, &e, ".symtab", ".strtab")) {
-		snprintf(src->symfile, sizeof(src->symfile), "%s .symtab", src->path);
-		src->have_symtab = true;
-	} else if (!funcs_from_eh_frame(src, &e)) {
-		snprintf(src->symfile, sizeof(src->symfile),
-			 "%s .eh_frame (no debug symbols: variants unnamed)", src->path);
-		name_from_dynsym(src, &e);
-	} else {
-		snprintf(err, errlen, "%s: neither symbols nor an unwind table", src->path);
-		return -1;
-	}
 
 	mark_selected(src, &e, handle, (uint64_t)info.dli_fbase, &prefixes, &nprefixes);
 	for (j = 0; j < src->nfuncs && src->have_symtab; j++) {
