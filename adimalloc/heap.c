@@ -103,10 +103,11 @@ static struct slab *partial[NCLASSES];
 static struct large *buckets[LARGE_BUCKETS];
 /*
  * Every large mapping ever made, with its guard pages, lies in [large_lo,
- * large_hi): free() of a glibc pointer in sampled mode asks whether it is
- * ours, and this answers "no" for glibc's heap without a walk of all the
- * buckets; the SIGSEGV handler reads them without the lock (written with
- * atomic stores, under the lock) to pass on a page fault elsewhere at once.
+ * large_hi): a lookup of an address outside it (full mode's free() of an
+ * unversioned pointer) needs no walk of all the buckets; the SIGSEGV
+ * handler reads them without the lock (written with atomic stores, under
+ * the lock) to pass on a page fault elsewhere at once.  Sampled mode makes
+ * no large mappings (malloc.c): the span stays empty.
  */
 static uintptr_t large_lo = UINTPTR_MAX, large_hi;
 static struct large *large_free;
@@ -119,6 +120,12 @@ static size_t history_count;
 static struct large **released;
 static size_t rhead, rcount, rbytes;
 static size_t mapped, peak_mapped, requested, peak_requested;
+/*
+ * Live allocations (AM_LIVE), and the most there were: sampled mode stops
+ * sampling at sample_max_live.  Written under the lock with atomic stores,
+ * so that malloc can skip a sample without the lock when the bound is met.
+ */
+static size_t live, peak_live;
 static uint64_t rng_state;
 /*
  * Whether this thread holds heap_lock: the SIGSEGV handler must not wait
@@ -227,6 +234,13 @@ static void account_mapped(long delta)
 	mapped += (size_t)delta;
 	if (mapped > peak_mapped)
 		peak_mapped = mapped;
+}
+
+static void account_live(long delta)
+{
+	__atomic_store_n(&live, live + (size_t)delta, __ATOMIC_RELAXED);
+	if (live > peak_live)
+		peak_live = live;
 }
 
 static void account_requested(long delta)
@@ -556,7 +570,7 @@ static void *alloc_large(size_t size, size_t align, uint32_t stack, pid_t tid)
 	return am_tag(p, v);
 }
 
-void *am_heap_alloc(size_t size, size_t align, uint32_t stack, pid_t tid)
+static void *alloc_any(size_t size, size_t align, uint32_t stack, pid_t tid)
 {
 	size_t need;
 	int cls;
@@ -571,6 +585,30 @@ void *am_heap_alloc(size_t size, size_t align, uint32_t stack, pid_t tid)
 	if (cls < 0)
 		return alloc_large(size, align, stack, tid);
 	return alloc_small(size, align, cls, stack, tid);
+}
+
+void *am_heap_alloc(size_t size, size_t align, uint32_t stack, pid_t tid)
+{
+	void *p = alloc_any(size, align, stack, tid);
+
+	if (p)
+		account_live(1);
+	return p;
+}
+
+size_t am_heap_live(void)
+{
+	return __atomic_load_n(&live, __ATOMIC_RELAXED);
+}
+
+bool am_heap_in_region(uintptr_t a)
+{
+	return a >= region - AM_PAGE && a < region + REGION_SIZE + AM_PAGE;
+}
+
+bool am_heap_maybe_ours(uintptr_t a)
+{
+	return am_heap_in_region(a) || am_heap_in_large_span(a);
 }
 
 bool am_heap_owns(uintptr_t a)
@@ -617,10 +655,10 @@ static bool in_reservation(const struct large *lg, uintptr_t a)
 /*
  * The released block whose range holds @a (with @exact: whose user
  * pointer is @a).  A walk of the ring, only for a lookup that the live and
- * quarantined blocks did not answer: a stale pointer, a bad free, and in
- * sampled mode the free of a glibc block that lies among our mappings
- * (which walks all the buckets already); never the free of one of ours or
- * a checked mem/str call on a live block.
+ * quarantined blocks did not answer: a stale pointer or a bad free (which
+ * walks all the buckets already); never the free of one of ours, of a
+ * glibc block (sampled mode asks no lookup for those), or a checked
+ * mem/str call on a live block.
  */
 static struct large *released_find(uintptr_t a, bool exact)
 {
@@ -1024,6 +1062,7 @@ void am_heap_free(uintptr_t p, uint32_t stack, pid_t tid)
 {
 	struct slab *s = slab_of(p);
 
+	account_live(-1);
 	if (s)
 		free_small(s, p, stack, tid);
 	else
@@ -1057,10 +1096,11 @@ void am_heap_for_each_live(void (*fn)(const struct am_chunk *c, void *arg), void
 	}
 }
 
-void am_heap_stats(size_t *m, size_t *pm, size_t *r, size_t *pr)
+void am_heap_stats(size_t *m, size_t *pm, size_t *r, size_t *pr, size_t *pl)
 {
 	*m = mapped;
 	*pm = peak_mapped;
 	*r = requested;
 	*pr = peak_requested;
+	*pl = peak_live;
 }

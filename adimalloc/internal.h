@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -134,6 +135,21 @@ int am_set_version(uintptr_t addr, size_t len, unsigned int v);
  */
 bool am_heap_in_large_span(uintptr_t a);
 
+/*
+ * Without the heap lock either.  The reserved region of the small blocks
+ * (its guard pages included): every block of sampled mode is there
+ * (malloc.c samples no request that would need a large mapping), so in
+ * that mode an unversioned pointer outside it is glibc's.
+ */
+bool am_heap_in_region(uintptr_t a);
+/* In the region or the large span: false says "none of ours" for sure. */
+bool am_heap_maybe_ours(uintptr_t a);
+/*
+ * Allocations now live (handed out, not freed yet).  Without the lock it
+ * is a hint (malloc's early test of sample_max_live); with it, exact.
+ */
+size_t am_heap_live(void);
+
 /* The rest read or change the heap: call them with the heap lock held. */
 /* In the region, or a large block's reservation (its guard pages, or a
  * released range, included). */
@@ -160,7 +176,7 @@ enum am_guard {
 /* The large block (any state) whose guard pages or released range hold @a. */
 enum am_guard am_heap_find_guard(uintptr_t a, struct am_chunk *c);
 void am_heap_stats(size_t *mapped, size_t *peak_mapped, size_t *requested,
-		   size_t *peak_requested);
+		   size_t *peak_requested, size_t *peak_live);
 /* Call @fn for every live allocation. */
 void am_heap_for_each_live(void (*fn)(const struct am_chunk *c, void *arg), void *arg);
 
@@ -205,6 +221,24 @@ struct am_slack_damage {
 void am_slack_fill(uintptr_t start, size_t size);
 /* Heap lock held, @c live: true, and @d filled, if its slack was written. */
 bool am_slack_check(const struct am_chunk *c, struct am_slack_damage *d);
+
+/*
+ * ---- signals.c: the program's own SIGSEGV disposition.  The kernel keeps
+ * our handler; sigaction() and signal() (and their aliases) record what
+ * the program asks for SIGSEGV instead, and report it back ----
+ */
+/* Install @handler for SIGSEGV, the program's disposition kept apart. */
+void am_segv_install(void (*handler)(int, siginfo_t *, void *));
+/* The program has a SIGSEGV handler of its own (not SIG_DFL or SIG_IGN). */
+bool am_segv_program_handles(void);
+/*
+ * A SIGSEGV that is not ours: do what the program asked for, as the
+ * kernel would have.  @fault: raised by a faulting instruction, which
+ * runs again when the handler returns (not sent by kill() or raise()).
+ */
+void am_segv_pass_on(int sig, siginfo_t *si, void *uc, bool fault);
+/* Find glibc's signal() functions (at start-up, not in a handler). */
+void am_segv_resolve(void);
 
 /* ---- report.c ---- */
 /* "malloc", "operator new", "operator new []"; "free", "operator delete"... */

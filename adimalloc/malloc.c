@@ -7,12 +7,14 @@
  * stores and the C library's read-ahead ranges are all set up with plain
  * system calls.  Sampled mode passes unsampled requests to glibc's own
  * allocator (__libc_malloc and friends), so they cost what they always
- * cost; free() tells the two apart by address, since everything of ours is
- * in our region or one of our mappings.
+ * cost: a per-thread countdown decides, and free() tells the two apart by
+ * the pointer alone (only ours carry a version; every block of sampled
+ * mode lies in our one reserved region), so neither takes a lock.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +32,25 @@ extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 
+/* Every request sampled mode may keep fits a slot of the region. */
+_Static_assert(((size_t)AM_SAMPLE_MAX_SIZE_KB << 10) <= AM_SMALL_MAX,
+	       "sample_max_size must stay within the small slots");
+
 static bool am_syscall_signal_on;
 /* Sampled mode on a kernel without ADI: everything goes to glibc. */
 static bool am_passthrough;
+/*
+ * Sampling, per thread, in initial-exec TLS: the allocations left up to
+ * and with this thread's next sampled one (0: none drawn yet), and the
+ * thread's generator.  The unsampled path is a decrement and a test: no
+ * lock, no atomic, no division.
+ */
+static __thread uint64_t tl_countdown __attribute__((tls_model("initial-exec")));
 static __thread uint64_t tl_rng __attribute__((tls_model("initial-exec")));
+/* Threads that have drawn so far: each seeds its generator with its rank. */
+static unsigned long thread_rank;
+/* log(1 - 1/N), for the gaps between samples (sampled mode). */
+static double sample_log;
 static int init_state;			/* 0 no, 1 in progress, 2 done */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t (*glibc_usable_size)(void *);
@@ -43,12 +60,16 @@ static void atfork_parent(void) { am_heap_unlock(); }
 static void atfork_child(void)
 {
 	am_heap_atfork_child();
-	tl_rng = 0;	/* draw a sampling sequence of the child's own */
+	/* Draw a sampling sequence of the child's own. */
+	tl_rng = 0;
+	tl_countdown = 0;
 }
 
 static void init_locked(void)
 {
 	am_options_parse(getenv("ADIMALLOC_OPTIONS"));
+	if (am_opt.sample > 1)
+		sample_log = log1p(-1.0 / (double)am_opt.sample);
 	if (!getauxval(AT_ADI_BLKSZ) || getenv("ADIMALLOC_TEST_NO_ADI")) {
 		/*
 		 * Sampled mode is for production: a machine booted without
@@ -110,6 +131,7 @@ static void am_ensure_init(void)
 		init_locked();
 		__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&init_lock);
+		am_segv_resolve();
 		if (am_passthrough) {
 			am_libc_check_init();	/* glibc's own mem/str functions */
 			return;
@@ -138,33 +160,117 @@ bool am_passing_through(void)
 	return am_passthrough;
 }
 
-static bool sampled(void)
+static uint64_t next_random(void)
 {
-	if (am_passthrough)
-		return false;
-	if (am_opt.sample == 1)
-		return true;
-	if (!tl_rng) {
-		tl_rng = (am_opt.seed ? am_opt.seed : (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^
-			  (uintptr_t)&tl_rng) + (uint64_t)gettid();
-		if (!tl_rng)
-			tl_rng = 1;
-	}
 	tl_rng ^= tl_rng << 13;
 	tl_rng ^= tl_rng >> 7;
 	tl_rng ^= tl_rng << 17;
-	return tl_rng % am_opt.sample == 0;
+	return tl_rng;
 }
 
-static void *our_alloc(size_t size, size_t align, enum am_api api)
+/*
+ * A thread's generator: from seed= and the thread's rank (the order in
+ * which threads first draw), so that with a seed a thread samples the
+ * same allocations in every run, whatever the other threads do; else from
+ * the pid and the thread's TLS address too.  Through splitmix64's
+ * finalizer: neighbouring seeds must not give neighbouring sequences.
+ */
+static void seed_thread(void)
+{
+	uint64_t rank = __atomic_fetch_add(&thread_rank, 1, __ATOMIC_RELAXED);
+	uint64_t x = am_opt.seed ? am_opt.seed :
+		     ((uint64_t)getpid() << 32) ^ (uintptr_t)&tl_rng;
+
+	x += (rank + 1) * 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	tl_rng = x ? x : 1;
+}
+
+/*
+ * Allocations up to and with the next sampled one: geometric with mean N,
+ * so that each allocation is sampled with probability 1/N, independently
+ * of the others and of when its thread started (a uniform gap in [1, 2N],
+ * GWP-ASan's, makes a new thread's or process's first allocations rarer
+ * samples than that).
+ */
+static uint64_t draw_gap(void)
+{
+	/* In (0, 1]: 53 random bits, never 0 (log(0) is -inf). */
+	double u = (double)((next_random() >> 11) + 1) * 0x1p-53;
+	double gap = log(u) / sample_log;
+
+	return gap >= 0x1p62 ? (uint64_t)1 << 62 : (uint64_t)gap + 1;
+}
+
+/* Once per sampled allocation, and at a thread's first allocation. */
+static __attribute__((noinline)) bool sample_slow(void)
+{
+	if (am_passthrough) {
+		tl_countdown = UINT64_MAX;	/* never here again */
+		return false;
+	}
+	if (am_opt.sample == 1)
+		return true;			/* full mode: every one */
+	if (!tl_countdown) {
+		if (!tl_rng)
+			seed_thread();
+		tl_countdown = draw_gap();
+		if (tl_countdown > 1) {
+			tl_countdown--;
+			return false;
+		}
+	}
+	tl_countdown = draw_gap();
+	return true;
+}
+
+/* Is this allocation to be one of ours?  (Its size is not looked at.) */
+static inline bool sample_next(void)
+{
+	if (__builtin_expect(tl_countdown > 1, 1)) {
+		tl_countdown--;
+		return false;
+	}
+	return sample_slow();
+}
+
+/*
+ * Requests sampled mode may keep: one slot of the region (a large mapping
+ * would lie outside it, and "ours?" would no longer be a range check),
+ * and no larger than sample_max_size.
+ */
+static bool eligible(size_t size, size_t align)
+{
+	return size <= am_opt.sample_max_size && align <= AM_BLOCK;
+}
+
+/*
+ * Sampled mode's bound: sample_max_live of ours live at once at most;
+ * @spare more for realloc(), which frees one of ours right after.
+ */
+static bool over_bound(size_t spare)
+{
+	return am_opt.sample > 1 && am_heap_live() >= am_opt.sample_max_live + spare;
+}
+
+static void *our_alloc(size_t size, size_t align, enum am_api api, size_t spare)
 {
 	uintptr_t pcs[AM_STACK_MAX];
-	int n = am_stack_capture(pcs, am_opt.stack);
 	pid_t tid = gettid();
-	void *p;
+	void *p = NULL;
+	int n;
 
+	/* Without the lock first: at the bound, spare the unwinding. */
+	if (over_bound(spare)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	n = am_stack_capture(pcs, am_opt.stack);
 	am_heap_lock();
-	p = am_heap_alloc(size, align, am_stack_save(pcs, n), tid);
+	if (!over_bound(spare))
+		p = am_heap_alloc(size, align, am_stack_save(pcs, n), tid);
 	if (p && api != AM_API_MALLOC)
 		am_heap_set_api(am_strip(p), api);
 	am_heap_unlock();
@@ -175,6 +281,28 @@ static void *our_alloc(size_t size, size_t align, enum am_api api)
 	return p;
 }
 
+/*
+ * One of ours for a request sampling chose.  Full mode: our_alloc(), NULL
+ * with ENOMEM when there is none.  Sampled mode: NULL, errno untouched,
+ * when the request is not eligible(), sample_max_live blocks are live or
+ * the region has no room: the caller gives a glibc block instead (a
+ * production process must not fail for our sake).
+ */
+static void *try_ours(size_t size, size_t align, enum am_api api, size_t spare)
+{
+	int err = errno;
+	void *p;
+
+	if (am_opt.sample == 1)
+		return our_alloc(size, align, api, 0);
+	if (!eligible(size, align))
+		return NULL;
+	p = our_alloc(size, align, api, spare);
+	if (!p)
+		errno = err;
+	return p;
+}
+
 static void *any_alloc(size_t size, size_t align)
 {
 	return am_alloc(size, align, am_current_alloc_api());
@@ -182,12 +310,24 @@ static void *any_alloc(size_t size, size_t align)
 
 void *am_alloc(size_t size, size_t align, enum am_api api)
 {
+	void *p;
+
 	am_ensure_init();
-	if (sampled())
-		return our_alloc(size, align, api);
+	if (sample_next()) {
+		p = try_ours(size, align, api, 0);
+		if (p || am_opt.sample == 1)
+			return p;
+	}
 	return align <= 16 ? __libc_malloc(size) : __libc_memalign(align, size);
 }
 
+/*
+ * Is @p one of ours?  Only we hand out versioned pointers.  In sampled
+ * mode every block of ours lies in the region, so an unversioned pointer
+ * outside it is glibc's: no lock for glibc's blocks, nearly all of them.
+ * Full mode looks an unversioned pointer up (a bad free into one of our
+ * large mappings is reported as such).
+ */
 static bool ours(const void *p)
 {
 	bool r;
@@ -195,7 +335,9 @@ static bool ours(const void *p)
 	if (am_passthrough)
 		return false;	/* no heap of ours */
 	if (am_pver(p))
-		return true;	/* only we hand out versioned pointers */
+		return true;
+	if (am_opt.sample > 1)
+		return am_heap_in_region(am_strip(p));
 	am_heap_lock();
 	r = am_heap_owns(am_strip(p));
 	am_heap_unlock();
@@ -343,9 +485,11 @@ void *calloc(size_t n, size_t size)
 		return NULL;
 	}
 	am_ensure_init();
-	if (!sampled())
+	if (!sample_next())
 		return __libc_calloc(n, size);
-	p = our_alloc(total, 16, AM_API_MALLOC);
+	p = try_ours(total, 16, AM_API_MALLOC, 0);
+	if (!p && am_opt.sample > 1)
+		return __libc_calloc(n, size);
 	if (p)		/* reused slots hold old data; write through the plain address */
 		memset((void *)am_strip(p), 0, total);
 	return p;
@@ -363,13 +507,31 @@ static size_t chunk_size(const void *p)
 	return sz;
 }
 
+/* realloc() refused to free its block: the one made for it goes back. */
+static void give_back(void *q, bool libc_q, const struct free_site *site)
+{
+	struct am_slack_damage unused;
+	struct am_chunk c;
+
+	if (!q)
+		return;
+	if (libc_q) {
+		__libc_free(q);
+		return;
+	}
+	am_heap_lock();
+	if (judge_free(q, &c) == FREE_OK)
+		free_judged(q, &c, site, &unused);
+	am_heap_unlock();
+}
+
 void *realloc(void *p, size_t size)
 {
-	struct am_slack_damage damage, unused;
-	struct am_chunk c, new_chunk;
-	bool damaged = false;
+	struct am_slack_damage damage;
+	bool damaged = false, libc_q;
 	struct free_site site;
 	enum free_verdict v;
+	struct am_chunk c;
 	void *q;
 
 	if (!p)
@@ -387,11 +549,16 @@ void *realloc(void *p, size_t size)
 	}
 	/*
 	 * Always move: a new version for the new size, and the old pointer
-	 * becomes stale, which is what catches code that keeps using it.  The
+	 * becomes stale, which is what catches code that keeps using it.  A
+	 * sampled block stays sampled while it can (one of ours is freed
+	 * right after: the bound allows one more), else moves to glibc.  The
 	 * new block comes first, so that the old one is judged, copied and
 	 * freed under one hold of the lock.
 	 */
-	q = our_alloc(size, 16, AM_API_MALLOC);
+	q = try_ours(size, 16, AM_API_MALLOC, 1);
+	libc_q = !q && am_opt.sample > 1;
+	if (libc_q)
+		q = __libc_malloc(size);
 	capture_free_site(&site);
 	am_heap_lock();
 	v = judge_free(p, &c);
@@ -399,12 +566,12 @@ void *realloc(void *p, size_t size)
 		memcpy((void *)am_strip(q), (void *)am_strip(p),
 		       c.size < size ? c.size : size);
 		damaged = free_judged(p, &c, &site, &damage);
-	} else if (q) {		/* refused: the new block goes back */
-		if (judge_free(q, &new_chunk) == FREE_OK)
-			free_judged(q, &new_chunk, &site, &unused);
-		q = NULL;
 	}
 	am_heap_unlock();
+	if (v != FREE_OK) {
+		give_back(q, libc_q, &site);
+		q = NULL;
+	}
 	report_free(v, "realloc", p, &c);
 	if (v == FREE_OK && c.api != AM_API_MALLOC)
 		report_mismatch("realloc", p, &c, AM_API_MALLOC);
@@ -496,7 +663,7 @@ size_t malloc_usable_size(void *p)
 
 __attribute__((destructor)) static void am_destructor(void)
 {
-	size_t m, pm, r, pr;
+	size_t m, pm, r, pr, pl;
 
 	if (init_state != 2 || am_passthrough)
 		return;
@@ -512,10 +679,16 @@ __attribute__((destructor)) static void am_destructor(void)
 	if (!am_opt.stats)
 		return;
 	am_heap_lock();
-	am_heap_stats(&m, &pm, &r, &pr);
+	am_heap_stats(&m, &pm, &r, &pr, &pl);
 	am_heap_unlock();
-	am_printf("adimalloc: pid %d: peak requested %zu bytes, peak mapped %zu bytes "
-		  "(%.2fx), %s\n", (int)getpid(), pr, pm, pr ? (double)pm / (double)pr : 0.0,
-		  am_opt.sample == 1 ? "full mode" :
-		  "sampled mode (counts sampled allocations only)");
+	if (am_opt.sample == 1)
+		am_printf("adimalloc: pid %d: peak requested %zu bytes, peak mapped %zu "
+			  "bytes (%.2fx), full mode\n", (int)getpid(), pr, pm,
+			  pr ? (double)pm / (double)pr : 0.0);
+	else
+		am_printf("adimalloc: pid %d: peak requested %zu bytes, peak mapped %zu "
+			  "bytes (%.2fx), sampled mode (counts sampled allocations "
+			  "only): peak live sampled %zu (sample_max_live=%lu)\n",
+			  (int)getpid(), pr, pm, pr ? (double)pm / (double)pr : 0.0, pl,
+			  am_opt.sample_max_live);
 }

@@ -24,6 +24,15 @@
 #define AM_QUARANTINE_MB 1	/* default quarantine, in MiB */
 /* Default address space kept PROT_NONE for freed large blocks, in GiB. */
 #define AM_ADDRESS_QUARANTINE_GB 1
+/*
+ * Sampled mode's bounds (README.md, "Sampled mode"): live sampled blocks
+ * at most, and the largest request sampled, in KiB.  The size cannot go
+ * above the largest slot (AM_SMALL_MAX, internal.h): every sampled block
+ * then lives in the one reserved region, so that free() tells glibc's
+ * blocks from ours by address, without a lock.
+ */
+#define AM_SAMPLE_MAX_LIVE	16
+#define AM_SAMPLE_MAX_SIZE_KB	16
 
 #define AM_STR_(x)	#x
 #define AM_STR(x)	AM_STR_(x)	/* a number macro as a string */
@@ -38,6 +47,13 @@
 #define AM_OPTIONS(X)							\
 	X(sample, unsigned long, 1, 1, 1000000000UL, false,		\
 	  "sample=N (1..10^9)", "version one allocation in N (1: all)")	\
+	X(sample_max_live, unsigned long, AM_SAMPLE_MAX_LIVE, 1, 1000000,	\
+	  false, "sample_max_live=N (1..10^6)",				\
+	  "sampled blocks live at once, at most (" AM_STR(AM_SAMPLE_MAX_LIVE) ")") \
+	X(sample_max_size, size_t, (size_t)AM_SAMPLE_MAX_SIZE_KB << 10,	\
+	  1, (size_t)AM_SAMPLE_MAX_SIZE_KB << 10, true,			\
+	  "sample_max_size=BYTES[k] (1.." AM_STR(AM_SAMPLE_MAX_SIZE_KB) "k)", \
+	  "largest request sampled (" AM_STR(AM_SAMPLE_MAX_SIZE_KB) "k)")	\
 	X(quarantine, size_t, (size_t)AM_QUARANTINE_MB << 20,		\
 	  0, 1UL << 40, true,						\
 	  "quarantine=BYTES[k|m|g]",					\

@@ -427,7 +427,8 @@ static void open_page(const struct fault *f)
  * for it for good; a fault outside every large block's span is passed on
  * without it.
  */
-static bool on_page_fault(const siginfo_t *si, const ucontext_t *uc)
+static __attribute__((noinline)) bool on_page_fault(const siginfo_t *si,
+						    const ucontext_t *uc)
 {
 	struct fault f = {
 		.rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
@@ -480,9 +481,16 @@ static bool on_page_fault(const siginfo_t *si, const ucontext_t *uc)
 	return true;
 }
 
-static void on_segv(int sig, siginfo_t *si, void *ucv)
+/*
+ * An ADI mismatch: reported (false: none of ours).  Every mismatch was
+ * ours to report, in or outside the heap, and still is unless the program
+ * has a SIGSEGV handler of its own: it may version memory of its own, and
+ * a mismatch outside our heap is then its business.  An imprecise store
+ * gives no address to tell: reported.
+ */
+static __attribute__((noinline)) bool on_mismatch(const siginfo_t *si,
+						  const ucontext_t *uc)
 {
-	ucontext_t *uc = ucv;
 	struct fault f = {
 		.rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
 		.addr = (uintptr_t)si->si_addr,
@@ -490,20 +498,18 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		.pv = am_pver(si->si_addr),
 		.imprecise = si->si_code == SEGV_ADIDERR,
 	};
+	bool theirs_maybe = !f.imprecise && am_segv_program_handles();
 	const char *no_lookup;
 
-	(void)sig;
-	if ((si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR) &&
-	    on_page_fault(si, uc))
-		return;
-	if (si->si_code != SEGV_ADIPERR && si->si_code != SEGV_ADIDERR) {
-		/* Not ours: let it kill the process as it would have. */
-		signal(SIGSEGV, SIG_DFL);
-		return;
-	}
+	if (theirs_maybe && !am_heap_maybe_ours(f.plain))
+		return false;
 	f.syscall = !f.imprecise && after_syscall((const uint8_t *)f.rip);
 	decode_access(&f, uc);
 	no_lookup = lock_for_lookup();
+	if (!no_lookup && theirs_maybe && !am_heap_owns(f.plain)) {
+		am_heap_unlock();
+		return false;
+	}
 	if (no_lookup) {
 		/* The heap may be half updated, or not ours to read: no lookup. */
 		f.kind = "adi-mismatch, allocation not looked up";
@@ -521,15 +527,34 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		am_report_finish();
 	if (!f.syscall)
 		let_proceed(&f);
+	return true;
+}
+
+/*
+ * Ours to report: a mismatch, or a page fault in a large block's guard
+ * page or released range.  Anything else goes where the program asked
+ * (signals.c): its own handler, or the default action.  That path comes
+ * first and is short: it may run on a small alternate stack (stack
+ * overflow), and in sampled mode it takes no lock.
+ */
+static void on_segv(int sig, siginfo_t *si, void *ucv)
+{
+	bool ours = false;
+
+	/* Sent by kill(), raise() or sigqueue(): no fault, never ours. */
+	if (si->si_code <= 0) {
+		am_segv_pass_on(sig, si, ucv, false);
+		return;
+	}
+	if (si->si_code == SEGV_ADIPERR || si->si_code == SEGV_ADIDERR)
+		ours = on_mismatch(si, ucv);
+	else if (si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR)
+		ours = on_page_fault(si, ucv);
+	if (!ours)
+		am_segv_pass_on(sig, si, ucv, true);
 }
 
 void am_report_init(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_segv;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, NULL);
+	am_segv_install(on_segv);
 }
