@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -609,8 +610,40 @@ static const struct {
 	{ "leak_sigbus", plant_leak_sigbus },
 };
 
+/* A SIGCHLD handler that reaps every child, as many servers have. */
+static volatile sig_atomic_t reaped;
+
+static void reap_all(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		reaped++;
+	errno = saved;
+}
+
+/*
+ * BUGS_SIGCHLD=ignore or reap: the program ignores SIGCHLD (children are
+ * reaped by the kernel) or reaps every child itself, before the bug: the
+ * report's symbolizer child must still be waited for, or given up.
+ */
+static void set_sigchld(void)
+{
+	const char *how = getenv("BUGS_SIGCHLD");
+	struct sigaction sa = { .sa_handler = reap_all };
+
+	if (!how)
+		return;
+	if (!strcmp(how, "ignore"))
+		sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
+	set_sigchld();
 	if (argc < 2) {
 		for (size_t i = 0; i < sizeof(bugs) / sizeof(bugs[0]); i++)
 			printf("%s\n", bugs[i].name);
