@@ -20,6 +20,9 @@ g++ sqlite3 time valgrind electric-fence
 elfutils	# eu-addr2line: adimalloc/symbolize.c runs it, out of process, for
 		# report stacks (the QEMU guest runs from this root over 9p: sees it)
 jq		# reads the sockmsg tool's JSON: tests/sockmap/run, bench/sockmap/guest.sh
+libclang-rt-14-dev	# Scudo (libclang_rt.scudo_standalone-x86_64.so), preloaded as a
+		# column of bench/adimalloc/guest.sh (libasan8, for its ASan column,
+		# comes with gcc)
 linux-config-6.12	# Debian's own kernel configuration: scripts/check-distro.sh
 dpkg-dev debhelper	# make bindeb-pkg (dpkg-buildpackage, dh_*): scripts/distro-deb.sh
 debootstrap	# the Debian 12 root the package is installed in: scripts/distro-root.sh

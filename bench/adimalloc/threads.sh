@@ -16,8 +16,8 @@
 #
 # Environment:
 #   LK417_BENCHBIN  directory with libadimalloc.so, bugs and threads
-#                   (threads is not built by bench/adimalloc/Makefile:
-#                   gcc -O2 -pthread -o DIR/threads bench/adimalloc/threads.c)
+#                   (bench/adimalloc/Makefile builds them; run it as
+#                   make bench BENCH=adimalloc PARTS=threads)
 #   THREADS_BIN     the threads program (default $LK417_BENCHBIN/threads)
 #   RUNS            runs in all, both setups (default 200: 100 pairs)
 #   K               runs of each planted bug (default 50; 0 skips part 2)
@@ -43,7 +43,7 @@ if [ -z "${RAW:-}" ]; then
 	[ -d "$RAW" ] && [ -w "$RAW" ] || RAW=$(mktemp -d /tmp/threads.XXXXXX)
 fi
 times=$RAW/threads-times.txt
-[ -x "$prog" ] || { echo "threads.sh: no $prog (see the build line above)" >&2; exit 2; }
+[ -x "$prog" ] || { echo "threads.sh: no $prog (bench/adimalloc/Makefile builds it)" >&2; exit 2; }
 
 setup_cmd() { # glibc|sampled (control: glibc again)
 	if [ "$1" = glibc ] || [ "$CONTROL_RUN" = 1 ]; then
