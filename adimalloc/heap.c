@@ -97,6 +97,7 @@ struct qentry {
 
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t region;
+uintptr_t am_region_lo, am_region_hi;
 static struct slab **slab_tab;
 static size_t slabs_used;
 static struct slab *partial[NCLASSES];
@@ -322,6 +323,8 @@ void am_heap_init(void)
 		_exit(AM_CONFIG_EXIT);
 	}
 	region = (uintptr_t)r + AM_PAGE;
+	am_region_lo = (uintptr_t)r;
+	am_region_hi = region + REGION_SIZE + AM_PAGE;
 	slab_tab = map_guarded(am_round_up(NSLABS * sizeof(*slab_tab), AM_PAGE),
 			       PROT_READ | PROT_WRITE, MAP_NORESERVE);
 	quar = map_guarded(am_round_up(QUAR_MAX * sizeof(*quar), AM_PAGE),
@@ -601,10 +604,6 @@ size_t am_heap_live(void)
 	return __atomic_load_n(&live, __ATOMIC_RELAXED);
 }
 
-bool am_heap_in_region(uintptr_t a)
-{
-	return a >= region - AM_PAGE && a < region + REGION_SIZE + AM_PAGE;
-}
 
 bool am_heap_maybe_ours(uintptr_t a)
 {

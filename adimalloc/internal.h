@@ -141,7 +141,16 @@ bool am_heap_in_large_span(uintptr_t a);
  * (malloc.c samples no request that would need a large mapping), so in
  * that mode an unversioned pointer outside it is glibc's.
  */
-bool am_heap_in_region(uintptr_t a);
+/*
+ * The region's bounds with its guard pages, set once by am_heap_init():
+ * free() of a glibc block asks this, inline, on every call.
+ */
+extern uintptr_t am_region_lo __attribute__((visibility("hidden")));
+extern uintptr_t am_region_hi __attribute__((visibility("hidden")));
+static inline bool am_heap_in_region(uintptr_t a)
+{
+	return a >= am_region_lo && a < am_region_hi;
+}
 /* In the region or the large span: false says "none of ours" for sure. */
 bool am_heap_maybe_ours(uintptr_t a);
 /*
@@ -278,6 +287,24 @@ enum am_api am_current_alloc_api(void);
 /* Sampled mode on a kernel without ADI: nothing is ours (malloc.c). */
 bool am_passing_through(void);
 void am_libc_check_init(void);
+#define AM_NO_LIMIT ((size_t)-1)
+/*
+ * strnlen(@s, @max), after checking the bytes it covers, with the
+ * terminator if found, against the allocation @s points into (reported as
+ * a READ in @fn()).
+ */
+size_t am_checked_strlen(const char *fn, const char *s, size_t max);
+
+/* ---- report_stack.c ---- */
+/* One of the SIGSEGV handler's report functions: true if the fault was ours. */
+typedef bool (*am_report_fn)(const siginfo_t *si, const ucontext_t *uc);
+/* @fn(@si, @uc), run on this thread's report stack (not a small altstack). */
+bool am_report_on_own_stack(am_report_fn fn, const siginfo_t *si,
+			    const ucontext_t *uc);
+
+/* ---- printf_check.c ---- */
+/* Check printf's %s arguments from now on (full mode). */
+void am_printf_check_init(void);
 
 /* ---- insn.c ---- */
 enum am_dir { AM_DIR_UNKNOWN, AM_DIR_READ, AM_DIR_WRITE };

@@ -205,7 +205,7 @@ static void check_range(const char *fn, const void *p, size_t len, bool write)
 }
 
 /* A string's bytes with its terminator, checked up to @max bytes. */
-static size_t checked_strlen(const char *fn, const char *s, size_t max)
+size_t am_checked_strlen(const char *fn, const char *s, size_t max)
 {
 	size_t n = libc_strnlen ? libc_strnlen(s, max) : plain_strnlen(s, max);
 
@@ -213,7 +213,6 @@ static size_t checked_strlen(const char *fn, const char *s, size_t max)
 	return n;
 }
 
-#define NO_LIMIT ((size_t)-1)
 #define CALL(name, ...) (libc_##name ? libc_##name(__VA_ARGS__) : plain_##name(__VA_ARGS__))
 #define plain_memcpy plain_memmove
 
@@ -265,12 +264,12 @@ void *memchr(const void *s, int c, size_t n)
 
 size_t strlen(const char *s)
 {
-	return checked_strlen("strlen", s, NO_LIMIT);
+	return am_checked_strlen("strlen", s, AM_NO_LIMIT);
 }
 
 size_t strnlen(const char *s, size_t max)
 {
-	return checked_strlen("strnlen", s, max);
+	return am_checked_strlen("strnlen", s, max);
 }
 
 /* The bytes strncmp(a, b, n) reads from each: up to the first difference
@@ -287,11 +286,11 @@ static size_t compared(const char *a, const char *b, size_t n)
 
 int strcmp(const char *a, const char *b)
 {
-	size_t n = compared(a, b, NO_LIMIT);
+	size_t n = compared(a, b, AM_NO_LIMIT);
 
 	check_range("strcmp", a, n, false);
 	check_range("strcmp", b, n, false);
-	return CALL(strncmp, a, b, NO_LIMIT);
+	return CALL(strncmp, a, b, AM_NO_LIMIT);
 }
 
 int strncmp(const char *a, const char *b, size_t max)
@@ -317,13 +316,13 @@ char *strchr(const char *s, int c)
 
 char *strrchr(const char *s, int c)
 {
-	checked_strlen("strrchr", s, NO_LIMIT);
+	am_checked_strlen("strrchr", s, AM_NO_LIMIT);
 	return CALL(strrchr, s, c);
 }
 
 char *strcpy(char *d, const char *s)
 {
-	size_t n = checked_strlen("strcpy", s, NO_LIMIT);
+	size_t n = am_checked_strlen("strcpy", s, AM_NO_LIMIT);
 
 	check_range("strcpy", d, n + 1, true);
 	return CALL(memmove, d, s, n + 1);
@@ -331,7 +330,7 @@ char *strcpy(char *d, const char *s)
 
 char *stpcpy(char *d, const char *s)
 {
-	size_t n = checked_strlen("stpcpy", s, NO_LIMIT);
+	size_t n = am_checked_strlen("stpcpy", s, AM_NO_LIMIT);
 
 	check_range("stpcpy", d, n + 1, true);
 	CALL(memmove, d, s, n + 1);
@@ -340,7 +339,7 @@ char *stpcpy(char *d, const char *s)
 
 char *strncpy(char *d, const char *s, size_t max)
 {
-	size_t n = checked_strlen("strncpy", s, max);
+	size_t n = am_checked_strlen("strncpy", s, max);
 
 	check_range("strncpy", d, max, true);
 	CALL(memmove, d, s, n);
@@ -350,8 +349,8 @@ char *strncpy(char *d, const char *s, size_t max)
 
 char *strcat(char *d, const char *s)
 {
-	size_t dn = checked_strlen("strcat", d, NO_LIMIT);
-	size_t sn = checked_strlen("strcat", s, NO_LIMIT);
+	size_t dn = am_checked_strlen("strcat", d, AM_NO_LIMIT);
+	size_t sn = am_checked_strlen("strcat", s, AM_NO_LIMIT);
 
 	check_range("strcat", d, dn + sn + 1, true);
 	CALL(memmove, d + dn, s, sn + 1);
@@ -360,7 +359,7 @@ char *strcat(char *d, const char *s)
 
 char *strdup(const char *s)
 {
-	size_t n = checked_strlen("strdup", s, NO_LIMIT);
+	size_t n = am_checked_strlen("strdup", s, AM_NO_LIMIT);
 	char *d = malloc(n + 1);
 
 	if (d)
@@ -370,8 +369,8 @@ char *strdup(const char *s)
 
 char *strstr(const char *h, const char *n)
 {
-	checked_strlen("strstr", h, NO_LIMIT);
-	checked_strlen("strstr", n, NO_LIMIT);
+	am_checked_strlen("strstr", h, AM_NO_LIMIT);
+	am_checked_strlen("strstr", n, AM_NO_LIMIT);
 	return CALL(strstr, h, n);
 }
 
@@ -402,7 +401,7 @@ void *__memset_chk(void *d, int c, size_t n, size_t dlen)
 
 char *__strcpy_chk(char *d, const char *s, size_t dlen)
 {
-	size_t n = checked_strlen("strcpy", s, NO_LIMIT);
+	size_t n = am_checked_strlen("strcpy", s, AM_NO_LIMIT);
 
 	check_range("strcpy", d, n + 1, true);
 	return CHK(__strcpy_chk, plain_memmove(d, s, n + 1), d, s, dlen);
@@ -410,7 +409,7 @@ char *__strcpy_chk(char *d, const char *s, size_t dlen)
 
 char *__stpcpy_chk(char *d, const char *s, size_t dlen)
 {
-	size_t n = checked_strlen("stpcpy", s, NO_LIMIT);
+	size_t n = am_checked_strlen("stpcpy", s, AM_NO_LIMIT);
 
 	check_range("stpcpy", d, n + 1, true);
 	return CHK(__stpcpy_chk, (char *)plain_memmove(d, s, n + 1) + n, d, s, dlen);
@@ -418,15 +417,15 @@ char *__stpcpy_chk(char *d, const char *s, size_t dlen)
 
 char *__strncpy_chk(char *d, const char *s, size_t max, size_t dlen)
 {
-	checked_strlen("strncpy", s, max);
+	am_checked_strlen("strncpy", s, max);
 	check_range("strncpy", d, max, true);
 	return CHK(__strncpy_chk, strncpy(d, s, max), d, s, max, dlen);
 }
 
 char *__strcat_chk(char *d, const char *s, size_t dlen)
 {
-	size_t dn = checked_strlen("strcat", d, NO_LIMIT);
-	size_t sn = checked_strlen("strcat", s, NO_LIMIT);
+	size_t dn = am_checked_strlen("strcat", d, AM_NO_LIMIT);
+	size_t sn = am_checked_strlen("strcat", s, AM_NO_LIMIT);
 
 	check_range("strcat", d, dn + sn + 1, true);
 	return CHK(__strcat_chk, strcat(d, s), d, s, dlen);

@@ -121,10 +121,13 @@ static void init_locked(void)
 	am_report_init();
 }
 
-static void am_ensure_init(void)
+static bool init_done(void)
 {
-	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2)
-		return;
+	return __atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2;
+}
+
+static __attribute__((noinline)) void init_slow(void)
+{
 	pthread_mutex_lock(&init_lock);
 	if (init_state == 0) {
 		init_state = 1;
@@ -141,6 +144,8 @@ static void am_ensure_init(void)
 		glibc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT,
 							      "malloc_usable_size");
 		am_libc_check_init();
+		if (am_opt.sample == 1 && am_opt.check_printf)
+			am_printf_check_init();
 		if (am_opt.verbose)
 			am_printf("adimalloc: pid %d, %s, syscall signal %s\n", (int)getpid(),
 				  am_opt.sample == 1 ? "full mode" : "sampled mode",
@@ -148,6 +153,13 @@ static void am_ensure_init(void)
 		return;
 	}
 	pthread_mutex_unlock(&init_lock);
+}
+
+/* Every entry point's first step: one load once the library is up. */
+static inline void am_ensure_init(void)
+{
+	if (__builtin_expect(!init_done(), 0))
+		init_slow();
 }
 
 __attribute__((constructor)) static void am_constructor(void)
@@ -303,22 +315,41 @@ static void *try_ours(size_t size, size_t align, enum am_api api, size_t spare)
 	return p;
 }
 
-static void *any_alloc(size_t size, size_t align)
+static void *libc_alloc(size_t size, size_t align)
 {
-	return am_alloc(size, align, am_current_alloc_api());
+	return align <= 16 ? __libc_malloc(size) : __libc_memalign(align, size);
+}
+
+/* A request sampling chose: ours, or glibc's if sampled mode cannot keep it. */
+static __attribute__((noinline)) void *alloc_chosen(size_t size, size_t align,
+						     enum am_api api)
+{
+	void *p = try_ours(size, align, api, 0);
+
+	if (p || am_opt.sample == 1)
+		return p;
+	return libc_alloc(size, align);
 }
 
 void *am_alloc(size_t size, size_t align, enum am_api api)
 {
-	void *p;
-
 	am_ensure_init();
-	if (sample_next()) {
-		p = try_ours(size, align, api, 0);
-		if (p || am_opt.sample == 1)
-			return p;
-	}
-	return align <= 16 ? __libc_malloc(size) : __libc_memalign(align, size);
+	if (sample_next())
+		return alloc_chosen(size, align, api);
+	return libc_alloc(size, align);
+}
+
+/*
+ * malloc() and its kin.  The unsampled path (sampled mode, nearly every
+ * call) is a load, a TLS decrement and glibc's call: the family, which
+ * only our blocks record, is asked for only when one is made.
+ */
+static inline void *any_alloc(size_t size, size_t align)
+{
+	am_ensure_init();
+	if (__builtin_expect(!sample_next(), 1))
+		return libc_alloc(size, align);
+	return alloc_chosen(size, align, am_current_alloc_api());
 }
 
 /*
@@ -457,8 +488,22 @@ void *malloc(size_t size)
 	return any_alloc(size, 16);
 }
 
+/*
+ * Sampled mode: a pointer with no version outside the region is glibc's,
+ * told without a lock or a call (am_dealloc() decides the same, slower).
+ */
+static inline bool libc_block(const void *p)
+{
+	return init_done() && am_opt.sample > 1 && !am_pver(p) &&
+	       (am_passthrough || !am_heap_in_region(am_strip(p)));
+}
+
 void free(void *p)
 {
+	if (__builtin_expect(p && libc_block(p), 1)) {
+		__libc_free(p);
+		return;
+	}
 	am_dealloc(p, AM_API_MALLOC, "free");
 }
 

@@ -85,6 +85,9 @@
 	X(verbose, bool, false, 0, 1, false,				\
 	  "verbose=0|1", "one line at start-up")			\
 	X(symbolize, bool, true, 0, 1, false,				\
-	  "symbolize=0|1", "stacks: file:line, all names (eu-addr2line)")
+	  "symbolize=0|1", "stacks: file:line, all names (eu-addr2line)") \
+	X(check_printf, bool, true, 0, 1, false,			\
+	  "check_printf=0|1",						\
+	  "full mode: check printf's %s strings (printf is slower)")
 
 #endif

@@ -535,7 +535,8 @@ static __attribute__((noinline)) bool on_mismatch(const siginfo_t *si,
  * page or released range.  Anything else goes where the program asked
  * (signals.c): its own handler, or the default action.  That path comes
  * first and is short: it may run on a small alternate stack (stack
- * overflow), and in sampled mode it takes no lock.
+ * overflow), and in sampled mode it takes no lock.  The report functions
+ * run on a stack of our own (report_stack.c).
  */
 static void on_segv(int sig, siginfo_t *si, void *ucv)
 {
@@ -547,9 +548,9 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 		return;
 	}
 	if (si->si_code == SEGV_ADIPERR || si->si_code == SEGV_ADIDERR)
-		ours = on_mismatch(si, ucv);
+		ours = am_report_on_own_stack(on_mismatch, si, ucv);
 	else if (si->si_code == SEGV_MAPERR || si->si_code == SEGV_ACCERR)
-		ours = on_page_fault(si, ucv);
+		ours = am_report_on_own_stack(on_page_fault, si, ucv);
 	if (!ours)
 		am_segv_pass_on(sig, si, ucv, true);
 }

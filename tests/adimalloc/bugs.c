@@ -490,6 +490,24 @@ NOINLINE void plant_strlen_read(void)
 }
 
 /*
+ * printf("%s") of a heap buffer with no terminator in it (glibc's own
+ * strlen reads it, inside the C library).  "%.16s" of the same buffer
+ * needs no terminator: never a report, ok or not.
+ */
+NOINLINE void plant_printf_read(void)
+{
+	char *p = malloc(16);
+
+	memset(p, 'f', 16);
+	printf("printf_read %.16s\n", p);
+	if (ok)
+		p[15] = 0;
+	note(p, 16, p + 16);
+	printf("printf_read %s\n", p);
+	free(p);
+}
+
+/*
  * Leaks, for detect_leaks=1 at exit: a block no pointer reaches (direct),
  * a small and a large block only that one points to (indirect), and one a
  * global keeps (no leak).  "ok" frees the lost ones.
@@ -605,6 +623,7 @@ static const struct {
 	{ "memcpy_read", plant_memcpy_read },
 	{ "memcpy_past_end", plant_memcpy_past_end },
 	{ "strlen_read", plant_strlen_read },
+	{ "printf_read", plant_printf_read },
 	{ "leak", plant_leak_scrubbed },
 	{ "leak_none", plant_leak_none },
 	{ "leak_sigbus", plant_leak_sigbus },

@@ -154,7 +154,7 @@ static void check_handler(void *want, const char *what)
 }
 
 /* A heap overflow into the next slot: adimalloc must report it. */
-static void heap_overflow(void)
+static __attribute__((noinline)) void heap_overflow(void)
 {
 	char *p = NULL;
 
@@ -367,7 +367,13 @@ static void early(void)
 	snprintf(got, sizeof(got), "%d call(s), code %d", calls, got_code);
 	check(calls == 1, "a thread's stack overflow reaches it on the thread's sigaltstack "
 	      "(SA_ONSTACK)", got, "1 call(s)");
-	use_altstack(SIGSTKSZ);
+	/*
+	 * The overflow's report runs on a stack of adimalloc's own: the
+	 * alternate stack may be small (SEGV_ALTSTACK bytes, default
+	 * SIGSTKSZ).
+	 */
+	use_altstack(getenv("SEGV_ALTSTACK") ? strtoul(getenv("SEGV_ALTSTACK"), NULL, 0) :
+		     SIGSTKSZ);
 	printf("%d failed\n", failed);
 	heap_overflow();
 }

@@ -3,7 +3,8 @@
  * Heap strings of every length from 0 to 300 through glibc's string
  * functions.  Those functions read whole vectors past the end of a string;
  * under adimalloc that must never be reported (libc's read-ahead ranges).
- * Prints one checksum line per function family, identical under any malloc.
+ * Prints one checksum line per function family (printf's %s forms too),
+ * identical under any malloc.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,8 @@
 
 int main(void)
 {
-	unsigned long sum[8] = { 0 };
+	unsigned long sum[9] = { 0 };
+	char line[1024];
 
 	for (size_t len = 0; len <= 300; len++) {
 		char *s = malloc(len + 1), *t = malloc(len + 1), *u = malloc(2 * len + 1);
@@ -37,12 +39,17 @@ int main(void)
 		sum[5] += (unsigned char)u[len];
 		sum[6] += strspn(s, "abcdefghijklm") + strcspn(s, "nop");
 		sum[7] += (unsigned long)(strcasecmp(s, t) == 0) + (unsigned long)snprintf(NULL, 0, "%s", s);
+		/* printf's %s forms (checked by a %s handler in full mode). */
+		snprintf(line, sizeof(line), "%s|%12s|%-9s|%.3s|%*.*s|%c%s|%d", s, t, s, t,
+			 (int)(len % 13), (int)(len % 7), s, 'x', s + len / 2, (int)len);
+		for (const char *c = line; *c; c++)
+			sum[8] = sum[8] * 31 + (unsigned char)*c;
 		free(d);
 		free(u);
 		free(t);
 		free(s);
 	}
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 9; i++)
 		printf("sum%d %lu\n", i, sum[i]);
 	return 0;
 }
