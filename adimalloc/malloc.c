@@ -57,8 +57,23 @@ static size_t (*glibc_usable_size)(void *);
 
 static void atfork_prepare(void) { am_heap_lock(); }
 static void atfork_parent(void) { am_heap_unlock(); }
+/*
+ * This thread's id, for the block's history: gettid() is a system call in
+ * glibc 2.36, two per sampled block.  0: not asked yet (a fork()ed child
+ * starts again: its thread has another id).
+ */
+static __thread pid_t tl_tid __attribute__((tls_model("initial-exec")));
+
+static pid_t my_tid(void)
+{
+	if (!tl_tid)
+		tl_tid = gettid();
+	return tl_tid;
+}
+
 static void atfork_child(void)
 {
+	tl_tid = 0;
 	am_heap_atfork_child();
 	/* Draw a sampling sequence of the child's own. */
 	tl_rng = 0;
@@ -270,7 +285,7 @@ static bool over_bound(size_t spare)
 static void *our_alloc(size_t size, size_t align, enum am_api api, size_t spare)
 {
 	uintptr_t pcs[AM_STACK_MAX];
-	pid_t tid = gettid();
+	pid_t tid = my_tid();
 	void *p = NULL;
 	int n;
 
@@ -441,7 +456,7 @@ static bool free_judged(const void *p, const struct am_chunk *c,
 {
 	bool damaged = am_slack_check(c, d);
 
-	am_heap_free(am_strip(p), am_stack_save(site->pcs, site->n), gettid());
+	am_heap_free(am_strip(p), am_stack_save(site->pcs, site->n), my_tid());
 	return damaged;
 }
 
