@@ -26,7 +26,8 @@
 #include "internal.h"
 
 #define REGION_SIZE	(1UL << 36)	/* 64 GiB of address space, reserved */
-#define NSLABS		(REGION_SIZE / AM_SLAB_SIZE)
+/* Slab table entries for the smallest slab (sampled mode's). */
+#define NSLABS_MAX	(REGION_SIZE / AM_SAMPLE_SLAB_SIZE)
 #define LARGE_BUCKETS	4096
 #define QUAR_MAX	65536		/* entries, on top of the byte bound */
 /*
@@ -97,6 +98,15 @@ struct qentry {
 
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t region;
+/*
+ * A slab's size: AM_SLAB_SIZE, or AM_SAMPLE_SLAB_SIZE in sampled mode.
+ * A new slab is versioned whole at once (no block may keep version 0,
+ * match-all), which faults in and zeroes all its pages.  Sampled blocks
+ * are few and of many sizes, so nearly each one starts a slab of its
+ * class: 64 KiB cost about 1 ms each under TCG, 30 a run of
+ * bench/adimalloc/threads.c, most of sampled mode's cost there.
+ */
+static size_t slab_size = AM_SLAB_SIZE;
 uintptr_t am_region_lo, am_region_hi;
 static struct slab **slab_tab;
 static size_t slabs_used;
@@ -323,9 +333,11 @@ void am_heap_init(void)
 		_exit(AM_CONFIG_EXIT);
 	}
 	region = (uintptr_t)r + AM_PAGE;
+	if (am_opt.sample > 1)
+		slab_size = AM_SAMPLE_SLAB_SIZE;
 	am_region_lo = (uintptr_t)r;
 	am_region_hi = region + REGION_SIZE + AM_PAGE;
-	slab_tab = map_guarded(am_round_up(NSLABS * sizeof(*slab_tab), AM_PAGE),
+	slab_tab = map_guarded(am_round_up(NSLABS_MAX * sizeof(*slab_tab), AM_PAGE),
 			       PROT_READ | PROT_WRITE, MAP_NORESERVE);
 	quar = map_guarded(am_round_up(QUAR_MAX * sizeof(*quar), AM_PAGE),
 			   PROT_READ | PROT_WRITE, MAP_NORESERVE);
@@ -345,19 +357,19 @@ void am_heap_init(void)
 	{
 		static struct slab guard;
 
-		if (mprotect((void *)region, AM_SLAB_SIZE,
+		if (mprotect((void *)region, slab_size,
 			     PROT_READ | PROT_WRITE | PROT_ADI) ||
-		    am_set_version(region, AM_SLAB_SIZE, 7)) {
+		    am_set_version(region, slab_size, 7)) {
 			am_printf("adimalloc: cannot version the heap region: %s\n",
 				  strerror(errno));
 			_exit(AM_CONFIG_EXIT);
 		}
 		guard.base = region;
-		guard.slot_size = AM_SLAB_SIZE;
+		guard.slot_size = slab_size;
 		guard.tail_version = 7;
 		slab_tab[0] = &guard;
 		slabs_used = 1;
-		account_mapped(AM_SLAB_SIZE);
+		account_mapped(slab_size);
 	}
 	rng_seed(am_opt.seed ? am_opt.seed :
 		 ((uint64_t)getpid() << 32) ^ (uintptr_t)r);
@@ -367,7 +379,7 @@ static struct slab *slab_of(uintptr_t a)
 {
 	if (a < region || a >= region + REGION_SIZE)
 		return NULL;
-	return slab_tab[(a - region) / AM_SLAB_SIZE];
+	return slab_tab[(a - region) / slab_size];
 }
 
 /* The memory version of the block holding @a, from our bookkeeping; 0 if
@@ -405,26 +417,26 @@ static int size_class(size_t blocks)
 static struct slab *new_slab(int cls)
 {
 	uint32_t slot_size = class_blocks[cls] * AM_BLOCK;
-	uint32_t nslots = AM_SLAB_SIZE / slot_size;
+	uint32_t nslots = slab_size / slot_size;
 	uintptr_t base;
 	struct slab *s;
 	unsigned int w;
 
-	if (slabs_used >= NSLABS)
+	if (slabs_used >= REGION_SIZE / slab_size)
 		return NULL;
 	s = am_meta_alloc(sizeof(*s) + nslots * sizeof(struct slot));
 	if (!s)
 		return NULL;
-	base = region + slabs_used * AM_SLAB_SIZE;
-	if (mprotect((void *)base, AM_SLAB_SIZE, PROT_READ | PROT_WRITE | PROT_ADI))
+	base = region + slabs_used * slab_size;
+	if (mprotect((void *)base, slab_size, PROT_READ | PROT_WRITE | PROT_ADI))
 		return NULL;
 	/* No block may keep version 0 (match-all): version the slab at once,
 	 * differently from the last block of the slab before it. */
 	w = pick_version(block_version(base - 1), 0, 0, 0);
-	if (am_set_version(base, AM_SLAB_SIZE, w))
+	if (am_set_version(base, slab_size, w))
 		return NULL;
 	slabs_used++;
-	account_mapped(AM_SLAB_SIZE);
+	account_mapped(slab_size);
 	s->base = base;
 	s->cls = (uint32_t)cls;
 	s->slot_size = slot_size;
@@ -434,7 +446,7 @@ static struct slab *new_slab(int cls)
 	s->tail_version = (uint8_t)w;
 	for (uint32_t i = 0; i < nslots; i++)
 		s->slots[i].fversion = (uint8_t)w;
-	slab_tab[(base - region) / AM_SLAB_SIZE] = s;
+	slab_tab[(base - region) / slab_size] = s;
 	return s;
 }
 
@@ -751,14 +763,14 @@ bool am_heap_find_nearest(uintptr_t a, unsigned int v, struct am_chunk *c)
 			struct slab *s = slab_of(x);
 
 			if (!s) {
-				x = am_round_down(x, AM_SLAB_SIZE) + AM_SLAB_SIZE;
+				x = am_round_down(x, slab_size) + slab_size;
 				continue;
 			}
 			uint32_t idx = (uint32_t)((x - s->base) / s->slot_size);
 			uintptr_t next = s->base + (uintptr_t)(idx + 1) * s->slot_size;
 
 			if (idx >= s->nslots) {	/* the slab's unused tail */
-				x = s->base + AM_SLAB_SIZE;
+				x = s->base + slab_size;
 				continue;
 			}
 

@@ -2,13 +2,13 @@
 /*
  * adimalloc internals: shared between the files of libadimalloc.so.
  *
- * Layout: small allocations (up to AM_SMALL_MAX bytes) live in 64 KiB slabs
- * carved from one reserved PROT_ADI region, one size class per slab, one
- * allocation per slot; larger ones get a mapping each, between two PROT_NONE
- * guard pages.  Every structure that describes the heap (slabs, slots, large
- * records, stacks) lives outside the versioned memory and is only ever
- * reached through untagged pointers, so the allocator itself never takes an
- * ADI trap.
+ * Layout: small allocations (up to AM_SMALL_MAX bytes) live in slabs
+ * (64 KiB, 16 KiB in sampled mode) carved from one reserved PROT_ADI
+ * region, one size class per slab, one allocation per slot; larger ones
+ * get a mapping each, between two PROT_NONE guard pages.  Every structure
+ * that describes the heap (slabs, slots, large records, stacks) lives
+ * outside the versioned memory and is only ever reached through untagged
+ * pointers, so the allocator itself never takes an ADI trap.
  */
 #ifndef ADIMALLOC_INTERNAL_H
 #define ADIMALLOC_INTERNAL_H
@@ -26,6 +26,9 @@
 #define AM_BLOCK	64UL
 #define AM_PAGE		4096UL		/* x86-64's; a guard is one page */
 #define AM_SLAB_SIZE	(64UL * 1024)
+/* Sampled mode's slabs (heap.c): the largest slot, so that a new one,
+ * versioned whole, faults in 4 pages, not 16. */
+#define AM_SAMPLE_SLAB_SIZE	AM_SMALL_MAX
 #define AM_SMALL_MAX	(16UL * 1024)	/* largest slot; above: own mapping */
 /* Largest request (64 TiB): above it malloc fails with ENOMEM, before any
  * rounding can wrap a size near SIZE_MAX to a small one. */
