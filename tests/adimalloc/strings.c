@@ -49,6 +49,14 @@ int main(void)
 		free(t);
 		free(s);
 	}
+	/* A NULL %s: glibc prints "(null)", with the check as without. */
+	{
+		const char *volatile none = NULL;
+
+		snprintf(line, sizeof(line), "%s|%.3s|%10s", none, none, none);
+		for (const char *c = line; *c; c++)
+			sum[8] = sum[8] * 31 + (unsigned char)*c;
+	}
 	for (int i = 0; i < 9; i++)
 		printf("sum%d %lu\n", i, sum[i]);
 	return 0;
