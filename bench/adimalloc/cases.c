@@ -180,31 +180,6 @@ NOINLINE static void c_ovf1_1m1(void) { ovf1((1 << 20) + 1); }
 /* --- use after free -------------------------------------------------- */
 
 /*
- * The stale access is at offset 20 of a 40-byte block: glibc keeps its
- * tcache link and key in the first 16 bytes of a freed chunk, and a write
- * there would make glibc itself crash later, which is not what is measured.
- */
-NOINLINE static void c_uaf_read(void)
-{
-	char *p = xmalloc(40);
-
-	memset(p, 'u', 40);
-	free(p);
-	bug_next("read p[20] of a 40-byte block right after its free");
-	sink = rd(p, 20);
-}
-
-NOINLINE static void c_uaf_write(void)
-{
-	char *p = xmalloc(40);
-
-	memset(p, 'u', 40);
-	free(p);
-	bug_next("write p[20] of a 40-byte block right after its free");
-	wr(p, 20, 'x');
-}
-
-/*
  * Many frees between the free and the stale access: 32768 blocks of
  * 1 KiB (32 MiB) allocated and freed, more than adimalloc's quarantine
  * (1 MiB) and memcheck's freed-block queue (--freelist-vol, 20 MB), less
@@ -222,24 +197,51 @@ static void churn(void)
 	}
 }
 
-NOINLINE static void c_uaf_read_late(void)
+/*
+ * A 40-byte block, filled and freed; @late: then 32 MiB of churn.  The
+ * stale accesses below are at offset 20: glibc keeps its tcache link and
+ * key in the first 16 bytes of a freed chunk, and a write there would make
+ * glibc itself crash later, which is not what is measured.
+ */
+static char *freed_block(int late)
 {
 	char *p = xmalloc(40);
 
 	memset(p, 'u', 40);
 	free(p);
-	churn();
+	if (late)
+		churn();
+	return p;
+}
+
+NOINLINE static void c_uaf_read(void)
+{
+	char *p = freed_block(0);
+
+	bug_next("read p[20] of a 40-byte block right after its free");
+	sink = rd(p, 20);
+}
+
+NOINLINE static void c_uaf_write(void)
+{
+	char *p = freed_block(0);
+
+	bug_next("write p[20] of a 40-byte block right after its free");
+	wr(p, 20, 'x');
+}
+
+NOINLINE static void c_uaf_read_late(void)
+{
+	char *p = freed_block(1);
+
 	bug_next("read p[20] of a 40-byte block after 32 MiB of later frees");
 	sink = rd(p, 20);
 }
 
 NOINLINE static void c_uaf_write_late(void)
 {
-	char *p = xmalloc(40);
+	char *p = freed_block(1);
 
-	memset(p, 'u', 40);
-	free(p);
-	churn();
 	bug_next("write p[20] of a 40-byte block after 32 MiB of later frees");
 	wr(p, 20, 'x');
 }
