@@ -9,6 +9,9 @@
 # so applying the series and exporting it again reproduces it byte for byte.
 # The series' user documentation, Documentation/arch/x86/adi.rst, is copied
 # to docs/adi.rst, so that it can be read without building the tree.
+# kernel/cover-letter.txt (subject line, blank line, text) becomes
+# 0000-cover-letter.patch with the shortlog and diffstat of the series;
+# it is not in the series file, which lists what git am applies.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -41,6 +44,23 @@ for p in "$tmp"/*.patch; do
 	n=$((n + 1))
 done
 rm -rf "$tmp"
+cover=$REPO/kernel/cover-letter.txt
+if [ -f "$cover" ]; then
+	tmp=$(mktemp -d)
+	git -C "$KSRC" -c core.abbrev=12 -c user.name="lk417 developers" \
+		-c user.email=dev@lk417.invalid format-patch -q --zero-commit \
+		--no-signature --cover-letter -o "$tmp" lk417-base..HEAD
+	date=$(gitk log -1 --format=%aD HEAD)
+	COVER=$cover DATE=$date perl -0pi -e '
+		open my $f, "<", $ENV{COVER} or die "$ENV{COVER}: $!";
+		local $/; my $c = <$f>; my ($subj, $body) = split /\n\n/, $c, 2;
+		s/^Date: .*$/Date: $ENV{DATE}/m;
+		s/\*\*\* SUBJECT HERE \*\*\*/$subj/;
+		s/\*\*\* BLURB HERE \*\*\*\n/$body/;
+	' "$tmp/0000-cover-letter.patch"
+	cp "$tmp/0000-cover-letter.patch" "$dest/"
+	rm -rf "$tmp"
+fi
 if [ "$dest" = "$KPATCHES" ]; then
 	# The tree now matches the series: record that, so the next build
 	# does not think the tree is stale.

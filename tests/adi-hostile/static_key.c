@@ -3,14 +3,15 @@
  * Run first in a fresh boot.  ADI's version paths (page free, copies,
  * swap, checked user accesses) sit behind a static key, kept on by counted
  * references that /sys/kernel/debug/adi/in_use shows: one for each process
- * that has set versions, one for each page (in memory or on swap) with
- * versions.  A request that fails takes none.  /sys/kernel/debug/adi/paths_on
+ * that has asked for PROT_ADI, one for each page (in memory or on swap)
+ * with versions.  A refused request takes none.  /sys/kernel/debug/adi/paths_on
  * shows the key itself: it goes off about a second after the count reaches 0.
  *
  * This process never sets versions itself: every reference is a child's,
  * so each count below is exact.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/ipc.h>
@@ -105,10 +106,33 @@ static void wait_child(pid_t pid, const char *what)
 	tap_wait_exit0(pid, "%s: exits 0", what);
 }
 
+/*
+ * Child: a PROT_ADI mapping takes this process's reference (on the way
+ * back from mmap()), before any version is set: a versioned pointer into
+ * version-0 memory must work in system calls at once.  A set-version the
+ * kernel refuses adds nothing to it.
+ */
+static int prot_adi_takes_reference(void)
+{
+	char *adi = mmap(NULL, PAGE, PROT_READ | PROT_ADI, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ret;
+
+	if (adi == MAP_FAILED)
+		return 1;
+	tap_eq_long(in_use(), 1, "a PROT_ADI mapping holds its process's reference: in_use");
+	tap_eq_long(paths_on(), 1, "a PROT_ADI mapping switches the paths on: paths_on");
+	errno = 0;
+	ret = adi_set_version(adi, 64, 5);
+	tap_errno(ret, EACCES, "set-version on read-only ADI memory");
+	tap_eq_long(in_use(), 1, "a refused set-version takes no further reference: in_use");
+	return 0;
+}
+
 static void failed_requests_take_nothing(void)
 {
 	char *plain, *adi;
-	int ret;
+	pid_t pid;
+	int fd, ret;
 
 	tap_eq_long(in_use(), 0, "fresh boot: in_use");
 	tap_eq_long(paths_on(), 0, "fresh boot: paths_on");
@@ -117,14 +141,21 @@ static void failed_requests_take_nothing(void)
 	ret = adi_set_version(plain, 64, 5);
 	tap_errno(ret, EACCES, "set-version on plain memory");
 	tap_eq_long(in_use(), 0, "a failed set-version takes no reference: in_use");
-	adi = mmap(NULL, PAGE, PROT_READ | PROT_ADI, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	errno = 0;
-	ret = adi_set_version(adi, 64, 5);
-	tap_errno(ret, EACCES, "set-version on read-only ADI memory");
-	tap_eq_long(in_use(), 0, "a refused set-version takes no reference: in_use");
+	/* Refused for its flags: PROT_ADI on a regular file's page cache. */
+	fd = open("/proc/self/exe", O_RDONLY);
+	adi = mmap(NULL, PAGE, PROT_READ | PROT_ADI, MAP_PRIVATE, fd, 0);
+	close(fd);
+	tap_ok(adi == MAP_FAILED, "PROT_ADI on a regular file is refused (got %s, want MAP_FAILED)",
+	       adi == MAP_FAILED ? "MAP_FAILED" : "a mapping");
+	tap_eq_long(in_use(), 0, "a refused PROT_ADI request takes no reference: in_use");
 	tap_eq_long(paths_on(), 0, "failed and refused requests leave the paths off: paths_on");
 	munmap(plain, PAGE);
-	munmap(adi, PAGE);
+	pid = fork();
+	if (pid == 0)
+		_exit(prot_adi_takes_reference());
+	wait_child(pid, "child with a PROT_ADI mapping");
+	reaches("in_use", 0, "the PROT_ADI child exited: its reference is gone");
+	reaches("paths_on", 0, "the PROT_ADI child exited: the version paths are off again");
 }
 
 /* Child: version two pages, fork, unmap one page, exit. */
