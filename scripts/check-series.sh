@@ -1,8 +1,10 @@
 #!/bin/bash
 # Check that every patch of the series builds on its own: apply the series
 # one patch at a time in a separate work tree (build/series-check) and
-# build after each, incrementally, with the default variant's .config
-# (symbols a patch does not know yet are dropped by olddefconfig).
+# build after each, incrementally, with the default variant's .config,
+# copied again before each build: olddefconfig drops the symbols a patch
+# does not know yet (CONFIG_X86_ADI before the patch that adds it), and a
+# config carried over would build every later patch without them.
 # Reports each patch's result and compiler warnings; exit 1 on any failure.
 #
 # Usage: scripts/check-series.sh [FIRST [LAST]]   build patches FIRST..LAST
@@ -35,6 +37,7 @@ for p in "${patches[@]}"; do
 	[ "$n" -ge "$first" ] || continue
 	[ "$n" -le "$last" ] || break
 	start=$(date +%s)
+	cp "$(kobj default)/.config" "$obj/.config"
 	if make -C "$tree" O="$obj" -j"$(nproc)" CC="$KCC" HOSTCC="$KCC" LOCALVERSION= \
 		olddefconfig bzImage >"$obj/build-$n.log" 2>&1; then
 		w=$(grep -c 'warning:' "$obj/build-$n.log" || true)
