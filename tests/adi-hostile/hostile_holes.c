@@ -39,40 +39,42 @@
 #include "hostile.h"
 
 /*
- * The TODO flags: 1 while today's kernel fails the check (issue 43).
- * Set one to 0 when the fix for it lands.
+ * The TODO flags: 1 while the kernel fails the check (issue 43), 0 once
+ * the fix for it landed (series v2; each failed on the v1 series, see
+ * README.md).
  */
 /* holes-iouring-pin */
-#define HOLE_URING_REG_EFAULT	1 /* IORING_REGISTER_BUFFERS of a mismatching buffer: EFAULT */
-#define HOLE_URING_REG_NO_WRITE	1 /* READ_FIXED through it leaves the memory alone */
-#define HOLE_URING_NO_MMAP	1 /* IORING_SETUP_NO_MMAP rings on mismatching memory: EFAULT */
-#define HOLE_URING_NO_MMAP_MEM	1 /* ... and the memory is left alone */
-#define HOLE_URING_PBUF_RING	1 /* IORING_REGISTER_PBUF_RING on mismatching memory: EFAULT */
+#define HOLE_URING_REG_EFAULT	0 /* IORING_REGISTER_BUFFERS of a mismatching buffer: EFAULT */
+#define HOLE_URING_REG_NO_WRITE	0 /* READ_FIXED through it leaves the memory alone */
+#define HOLE_URING_NO_MMAP	0 /* IORING_SETUP_NO_MMAP rings on mismatching memory: EFAULT */
+#define HOLE_URING_NO_MMAP_MEM	0 /* ... and the memory is left alone */
+#define HOLE_URING_PBUF_RING	0 /* IORING_REGISTER_PBUF_RING on mismatching memory: EFAULT */
 /*
- * holes-stack-rsp: one flag per instruction, for its three checks.  The
- * series' v2 adi.rst refuses enter with a versioned rsp (plain SIGSEGV):
- * if that stays the contract, change the enter case to expect the refusal.
+ * holes-stack-rsp: one flag per instruction, for its three checks (enter
+ * without nesting, as adi.rst promises; a nesting enter is refused).
  */
-#define HOLE_RSP_PUSH		1
-#define HOLE_RSP_POP		1
-#define HOLE_RSP_CALL		1
-#define HOLE_RSP_RET		1
-#define HOLE_RSP_ENTER		1
-#define HOLE_RSP_LEAVE		1
+#define HOLE_RSP_PUSH		0
+#define HOLE_RSP_POP		0
+#define HOLE_RSP_CALL		0
+#define HOLE_RSP_RET		0
+#define HOLE_RSP_ENTER		0
+#define HOLE_RSP_LEAVE		0
+/* push m, pop m, call m, and push 8(%rsp) */
+#define HOLE_RSP_MEM		0
 /* holes-step-rewrite */
 #define HOLE_STEP_REWRITE	1 /* a rewritten instruction never runs with the stripped register */
 /* holes-set-version-signal */
-#define HOLE_SETVER_IGN_ALIVE	1 /* SIG_IGN: the process is not killed */
-#define HOLE_SETVER_IGN_EACCES	1 /* SIG_IGN: the call returns EACCES */
-#define HOLE_GETVER_IGN_ALIVE	1 /* PR_ADI_GET_VERSION, SIG_IGN: not killed */
-#define HOLE_GETVER_IGN_EACCES	1 /* PR_ADI_GET_VERSION, SIG_IGN: EACCES */
+#define HOLE_SETVER_IGN_ALIVE	0 /* SIG_IGN: the process is not killed */
+#define HOLE_SETVER_IGN_EACCES	0 /* SIG_IGN: the call returns EACCES */
+#define HOLE_GETVER_IGN_ALIVE	0 /* PR_ADI_GET_VERSION, SIG_IGN: not killed */
+#define HOLE_GETVER_IGN_EACCES	0 /* PR_ADI_GET_VERSION, SIG_IGN: EACCES */
 /* holes-syscall-fresh */
-#define HOLE_FRESH_READ		1 /* read() into the buffer succeeds */
-#define HOLE_FRESH_READ_DATA	1 /* ... and the data lands */
-#define HOLE_FRESH_WRITE	1 /* write() from the buffer succeeds */
+#define HOLE_FRESH_READ		0 /* read() into the buffer succeeds */
+#define HOLE_FRESH_READ_DATA	0 /* ... and the data lands */
+#define HOLE_FRESH_WRITE	0 /* write() from the buffer succeeds */
 /* holes-kill-latency: one flag per operation */
-#define HOLE_KILL_MOVSB		1
-#define HOLE_KILL_STOSB		1
+#define HOLE_KILL_MOVSB		0
+#define HOLE_KILL_STOSB		0
 #define HOLE_KILL_READ_ZERO	0
 
 #define PAGE		4096UL
@@ -707,6 +709,7 @@ struct stk {
 	uint64_t out_ax;	/* 40 */
 	uint64_t in_val;	/* 48: what push pushes, or rbp for enter */
 	uint64_t vbp;		/* 56: rbp for leave */
+	uint64_t target;	/* 64: call m's target */
 };
 
 void stk_push(struct stk *s);
@@ -715,7 +718,11 @@ void stk_call(struct stk *s);
 void stk_ret(struct stk *s);
 void stk_enter(struct stk *s);
 void stk_leave(struct stk *s);
-extern char stk_call_ret[], stk_ret_target[];
+void stk_pushm(struct stk *s);
+void stk_pushm_sp(struct stk *s);
+void stk_popm(struct stk *s);
+void stk_callm(struct stk *s);
+extern char stk_call_ret[], stk_ret_target[], stk_callm_ret[];
 
 __asm__(".pushsection .text\n"
 	".globl stk_push\n"
@@ -780,12 +787,51 @@ __asm__(".pushsection .text\n"
 	"	mov 16(%rdi), %rbp\n"
 	"	mov 8(%rdi), %rsp\n"
 	"	ret\n"
+	/* The memory forms: a plain operand through rdi, or rsp itself. */
+	".globl stk_pushm\n"
+	"stk_pushm:\n"
+	"	mov %rsp, 8(%rdi)\n"
+	"	mov 0(%rdi), %rsp\n"
+	"	pushq 48(%rdi)\n"
+	"	mov %rsp, 24(%rdi)\n"
+	"	mov 8(%rdi), %rsp\n"
+	"	ret\n"
+	".globl stk_pushm_sp\n"
+	"stk_pushm_sp:\n"
+	"	mov %rsp, 8(%rdi)\n"
+	"	mov 0(%rdi), %rsp\n"
+	"	pushq 8(%rsp)\n"
+	"	mov %rsp, 24(%rdi)\n"
+	"	mov 8(%rdi), %rsp\n"
+	"	ret\n"
+	".globl stk_popm\n"
+	"stk_popm:\n"
+	"	mov %rsp, 8(%rdi)\n"
+	"	mov 0(%rdi), %rsp\n"
+	"	popq 40(%rdi)\n"
+	"	mov %rsp, 24(%rdi)\n"
+	"	mov 8(%rdi), %rsp\n"
+	"	ret\n"
+	".globl stk_callm\n"
+	"stk_callm:\n"
+	"	mov %rsp, 8(%rdi)\n"
+	"	mov 0(%rdi), %rsp\n"
+	"	call *64(%rdi)\n"
+	".globl stk_callm_ret\n"
+	"stk_callm_ret:\n"
+	"	mov %rsp, 24(%rdi)\n"
+	"	mov 8(%rdi), %rsp\n"
+	"	ret\n"
 	".popsection\n");
 
-enum stk_op { OP_PUSH, OP_POP, OP_CALL, OP_RET, OP_ENTER, OP_LEAVE, NR_OPS };
+enum stk_op {
+	OP_PUSH, OP_POP, OP_CALL, OP_RET, OP_ENTER, OP_LEAVE,
+	OP_PUSHM, OP_PUSHM_SP, OP_POPM, OP_CALLM, NR_OPS
+};
 
 static const char *const stk_names[NR_OPS] = {
 	"push %rax", "pop %rax", "call rel32", "ret", "enter $16,$0", "leave",
+	"push 48(%rdi)", "push 8(%rsp)", "pop 40(%rdi)", "call *64(%rdi)",
 };
 
 struct stk_res {
@@ -819,6 +865,7 @@ static void stk_child(void *arg)
 				.sa_flags = SA_SIGINFO | SA_ONSTACK };
 	static void (*const fn[NR_OPS])(struct stk *) = {
 		stk_push, stk_pop, stk_call, stk_ret, stk_enter, stk_leave,
+		stk_pushm, stk_pushm_sp, stk_popm, stk_callm,
 	};
 	stack_t ss;
 	char *page;
@@ -852,6 +899,15 @@ static void stk_child(void *arg)
 		top[0] = STK_VALUE;
 		s->vbp = s->vsp;
 		break;
+	case OP_POPM:
+		top[0] = STK_VALUE;
+		break;
+	case OP_PUSHM_SP:
+		top[1] = STK_VALUE;	/* 8(%rsp) */
+		break;
+	case OP_CALLM:
+		s->target = (uintptr_t)stk_callm_ret;
+		break;
 	default:
 		break;
 	}
@@ -868,11 +924,12 @@ static void test_stack_rsp(void)
 {
 	static const int flags[NR_OPS] = {
 		HOLE_RSP_PUSH, HOLE_RSP_POP, HOLE_RSP_CALL, HOLE_RSP_RET, HOLE_RSP_ENTER,
-		HOLE_RSP_LEAVE,
+		HOLE_RSP_LEAVE, HOLE_RSP_MEM, HOLE_RSP_MEM, HOLE_RSP_MEM, HOLE_RSP_MEM,
 	};
 	static const char *const flag_names[NR_OPS] = {
 		"HOLE_RSP_PUSH", "HOLE_RSP_POP", "HOLE_RSP_CALL", "HOLE_RSP_RET",
-		"HOLE_RSP_ENTER", "HOLE_RSP_LEAVE",
+		"HOLE_RSP_ENTER", "HOLE_RSP_LEAVE", "HOLE_RSP_MEM", "HOLE_RSP_MEM",
+		"HOLE_RSP_MEM", "HOLE_RSP_MEM",
 	};
 
 	sres = hostile_shared(sizeof(*sres));
@@ -937,12 +994,31 @@ static void test_stack_rsp(void)
 			want_mem = STK_VALUE;
 			got_mem = sres->mem_below;
 			break;
-		default: /* OP_LEAVE */
+		case OP_LEAVE:
 			want_sp = vsp + 8;
 			want_bp = STK_VALUE;
 			mem_what = "rbp popped";
 			want_mem = STK_VALUE;
 			got_mem = sres->s.out_bp;
+			break;
+		case OP_PUSHM:
+		case OP_PUSHM_SP:
+			want_sp = vsp - 8;
+			mem_what = "the word pushed from memory";
+			want_mem = STK_VALUE;
+			got_mem = sres->mem_below;
+			break;
+		case OP_POPM:
+			want_sp = vsp + 8;
+			mem_what = "the word popped into memory";
+			want_mem = STK_VALUE;
+			got_mem = sres->s.out_ax;
+			break;
+		default: /* OP_CALLM */
+			want_sp = vsp - 8;
+			mem_what = "the return address pushed";
+			want_mem = (uintptr_t)stk_callm_ret;
+			got_mem = sres->mem_below;
 			break;
 		}
 		hole_check(todo, flag, sres->completed && got_mem == want_mem,
