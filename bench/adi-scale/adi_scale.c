@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adi_test.h"
 #include "libadi.h"
 
 #define PAGES	64
@@ -108,22 +109,6 @@ static long collect(int n, int in)
 	return sum;
 }
 
-static long debugfs(const char *name)
-{
-	char path[128];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/adi/%s", name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	double seconds, until;
@@ -150,7 +135,7 @@ int main(int argc, char **argv)
 		start_adi(procs, until, fds[1]);
 		/* Let the ADI processes switch the paths on first. */
 		usleep(procs ? 200000 : 0);
-		printf("paths_on %ld\n", debugfs("paths_on"));
+		printf("paths_on %ld\n", adi_counter("paths_on"));
 		pages = churn(0, until);
 		printf("plain_pages_per_s %.0f\n", pages / (seconds - (procs ? 0.2 : 0)));
 		collect(procs, fds[0]);

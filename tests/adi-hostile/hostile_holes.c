@@ -36,6 +36,7 @@
 
 #include <linux/io_uring.h>
 
+#include "adi_test.h"
 #include "hostile.h"
 
 /*
@@ -123,23 +124,6 @@ static int hole_check(int todo, const char *flag, int cond, const char *fmt, ...
 #define HOLE(flag, cond, ...) hole_check(flag, #flag, cond, __VA_ARGS__)
 
 /* ---- small helpers ------------------------------------------------------- */
-
-/* The number in /sys/kernel/debug/adi/@name, or -1. */
-static long adi_debugfs(const char *name)
-{
-	char path[64];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/adi/%s", name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
 
 static void drain_lru_batches(void)
 {
@@ -239,7 +223,7 @@ static void fresh_child(void *arg)
 	memset(pattern2, 0x5a, sizeof(pattern2));
 	if (pipe2(p, O_NONBLOCK) || pipe2(q, O_NONBLOCK))
 		_exit(2);
-	fresh->paths_fresh = adi_debugfs("paths_on");
+	fresh->paths_fresh = adi_counter("paths_on");
 	/* The first ADI action of this process: map, never version. */
 	buf = mmap(NULL, PAGE, PROT_READ | PROT_WRITE | PROT_ADI,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -249,7 +233,7 @@ static void fresh_child(void *arg)
 	vbuf = adi_make_ptr(buf, 3);
 	if (write(p[1], pattern, sizeof(pattern)) != sizeof(pattern))
 		_exit(4);
-	fresh->paths_mapped = adi_debugfs("paths_on");
+	fresh->paths_mapped = adi_counter("paths_on");
 
 	errno = 0;
 	fresh->rd_ret = read(p[0], vbuf, sizeof(pattern));
@@ -266,7 +250,7 @@ static void fresh_child(void *arg)
 	/* A checked load through the pointer switches the paths on. */
 	fresh->load_got = *(volatile unsigned char *)(vbuf + 1);
 	fresh->load_want = *(volatile unsigned char *)(buf + 1);
-	fresh->paths_after = adi_debugfs("paths_on");
+	fresh->paths_after = adi_counter("paths_on");
 	/* Drain what the first read() left behind, then try again. */
 	while (read(p[0], back, sizeof(back)) > 0)
 		;
@@ -291,14 +275,14 @@ static void test_syscall_fresh(void)
 		return;
 	}
 	/* The key goes off about 1 s after its last reference. */
-	for (v = adi_debugfs("paths_on"); v != 0 && waited < 5000; waited += 100) {
+	for (v = adi_counter("paths_on"); v != 0 && waited < 5000; waited += 100) {
 		if (waited % 1000 == 0)
 			drain_lru_batches();
 		sleep_ms(100);
-		v = adi_debugfs("paths_on");
+		v = adi_counter("paths_on");
 	}
 	tap_diag("%s: paths_on %ld after waiting %ld ms (in_use %ld)", what, v, waited,
-		 adi_debugfs("in_use"));
+		 adi_counter("in_use"));
 	if (v != 0) {
 		tap_skip("the version paths did not go off within 5 s: an earlier test holds them",
 			 "%s: read(), write() (needs paths_on 0)", what);

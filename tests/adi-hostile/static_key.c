@@ -21,38 +21,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adi_test.h"
 #include "libadi.h"
 #include "tap.h"
 
 #define PAGE 4096
 #define SETTLE_MS 5000	/* the key goes off 1 s after its last reference */
 
-/* The number in /sys/kernel/debug/adi/@name, or -1. */
-static long adi_debugfs(const char *name)
-{
-	char path[64];
-	FILE *f;
-	long v = -1;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/adi/%s", name);
-	f = fopen(path, "r");
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 static long in_use(void)
 {
-	return adi_debugfs("in_use");
+	return adi_counter("in_use");
 }
 
 static long paths_on(void)
 {
-	return adi_debugfs("paths_on");
+	return adi_counter("paths_on");
 }
 
 /*
@@ -74,13 +57,13 @@ static void drain_lru_batches(void)
 static long settles_to(const char *name, long want, long *waited_ms)
 {
 	struct timespec tick = { 0, 100 * 1000 * 1000 };
-	long v = adi_debugfs(name);
+	long v = adi_counter(name);
 
 	for (*waited_ms = 0; v != want && *waited_ms < SETTLE_MS; *waited_ms += 100) {
 		if (*waited_ms % 1000 == 0)
 			drain_lru_batches();
 		nanosleep(&tick, NULL);
-		v = adi_debugfs(name);
+		v = adi_counter(name);
 	}
 	return v;
 }
