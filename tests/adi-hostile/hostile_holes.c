@@ -63,7 +63,7 @@
 /* push m, pop m, call m, and push 8(%rsp) */
 #define HOLE_RSP_MEM		0
 /* holes-step-rewrite */
-#define HOLE_STEP_REWRITE	1 /* a rewritten instruction never runs with the stripped register */
+#define HOLE_STEP_REWRITE	0 /* a rewritten instruction never runs with the stripped register */
 /* holes-set-version-signal */
 #define HOLE_SETVER_IGN_ALIVE	0 /* SIG_IGN: the process is not killed */
 #define HOLE_SETVER_IGN_EACCES	0 /* SIG_IGN: the call returns EACCES */
@@ -706,7 +706,9 @@ void stk_pushm(struct stk *s);
 void stk_pushm_sp(struct stk *s);
 void stk_popm(struct stk *s);
 void stk_callm(struct stk *s);
-extern char stk_call_ret[], stk_ret_target[], stk_callm_ret[];
+void stk_pushm_rip(struct stk *s);
+void stk_callm_rip(struct stk *s);
+extern char stk_call_ret[], stk_ret_target[], stk_callm_ret[], stk_callm_rip_ret[];
 
 __asm__(".pushsection .text\n"
 	".globl stk_push\n"
@@ -806,16 +808,46 @@ __asm__(".pushsection .text\n"
 	"	mov %rsp, 24(%rdi)\n"
 	"	mov 8(%rdi), %rsp\n"
 	"	ret\n"
+	/*
+	 * RIP-relative operands: a step out of line runs the instruction
+	 * elsewhere, where the same displacement reaches other memory.
+	 */
+	".globl stk_pushm_rip\n"
+	"stk_pushm_rip:\n"
+	"	mov %rsp, 8(%rdi)\n"
+	"	mov 0(%rdi), %rsp\n"
+	"	pushq stk_rip_value(%rip)\n"
+	"	mov %rsp, 24(%rdi)\n"
+	"	mov 8(%rdi), %rsp\n"
+	"	ret\n"
+	".globl stk_callm_rip\n"
+	"stk_callm_rip:\n"
+	"	mov %rsp, 8(%rdi)\n"
+	"	mov 0(%rdi), %rsp\n"
+	"	call *stk_rip_target(%rip)\n"
+	".globl stk_callm_rip_ret\n"
+	"stk_callm_rip_ret:\n"
+	"	mov %rsp, 24(%rdi)\n"
+	"	mov 8(%rdi), %rsp\n"
+	"	ret\n"
+	".popsection\n"
+	".pushsection .data\n"
+	".balign 8\n"
+	"stk_rip_value:\n"
+	"	.quad 0x1122334455667788\n"
+	"stk_rip_target:\n"
+	"	.quad stk_callm_rip_ret\n"
 	".popsection\n");
 
 enum stk_op {
 	OP_PUSH, OP_POP, OP_CALL, OP_RET, OP_ENTER, OP_LEAVE,
-	OP_PUSHM, OP_PUSHM_SP, OP_POPM, OP_CALLM, NR_OPS
+	OP_PUSHM, OP_PUSHM_SP, OP_POPM, OP_CALLM, OP_PUSHM_RIP, OP_CALLM_RIP, NR_OPS
 };
 
 static const char *const stk_names[NR_OPS] = {
 	"push %rax", "pop %rax", "call rel32", "ret", "enter $16,$0", "leave",
 	"push 48(%rdi)", "push 8(%rsp)", "pop 40(%rdi)", "call *64(%rdi)",
+	"push x(%rip)", "call *x(%rip)",
 };
 
 struct stk_res {
@@ -849,7 +881,7 @@ static void stk_child(void *arg)
 				.sa_flags = SA_SIGINFO | SA_ONSTACK };
 	static void (*const fn[NR_OPS])(struct stk *) = {
 		stk_push, stk_pop, stk_call, stk_ret, stk_enter, stk_leave,
-		stk_pushm, stk_pushm_sp, stk_popm, stk_callm,
+		stk_pushm, stk_pushm_sp, stk_popm, stk_callm, stk_pushm_rip, stk_callm_rip,
 	};
 	stack_t ss;
 	char *page;
@@ -909,11 +941,12 @@ static void test_stack_rsp(void)
 	static const int flags[NR_OPS] = {
 		HOLE_RSP_PUSH, HOLE_RSP_POP, HOLE_RSP_CALL, HOLE_RSP_RET, HOLE_RSP_ENTER,
 		HOLE_RSP_LEAVE, HOLE_RSP_MEM, HOLE_RSP_MEM, HOLE_RSP_MEM, HOLE_RSP_MEM,
+		HOLE_RSP_MEM, HOLE_RSP_MEM,
 	};
 	static const char *const flag_names[NR_OPS] = {
 		"HOLE_RSP_PUSH", "HOLE_RSP_POP", "HOLE_RSP_CALL", "HOLE_RSP_RET",
 		"HOLE_RSP_ENTER", "HOLE_RSP_LEAVE", "HOLE_RSP_MEM", "HOLE_RSP_MEM",
-		"HOLE_RSP_MEM", "HOLE_RSP_MEM",
+		"HOLE_RSP_MEM", "HOLE_RSP_MEM", "HOLE_RSP_MEM", "HOLE_RSP_MEM",
 	};
 
 	sres = hostile_shared(sizeof(*sres));
@@ -987,6 +1020,7 @@ static void test_stack_rsp(void)
 			break;
 		case OP_PUSHM:
 		case OP_PUSHM_SP:
+		case OP_PUSHM_RIP:
 			want_sp = vsp - 8;
 			mem_what = "the word pushed from memory";
 			want_mem = STK_VALUE;
@@ -998,10 +1032,10 @@ static void test_stack_rsp(void)
 			want_mem = STK_VALUE;
 			got_mem = sres->s.out_ax;
 			break;
-		default: /* OP_CALLM */
+		default: /* OP_CALLM, OP_CALLM_RIP */
 			want_sp = vsp - 8;
 			mem_what = "the return address pushed";
-			want_mem = (uintptr_t)stk_callm_ret;
+			want_mem = (uintptr_t)(op == OP_CALLM ? stk_callm_ret : stk_callm_rip_ret);
 			got_mem = sres->mem_below;
 			break;
 		}
