@@ -4,10 +4,12 @@
  * their bad input, load and store checks, precise mode and its
  * inheritance, version 0/0xf, tagged pointers into non-ADI memory.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <sys/ipc.h>
 #include <sys/prctl.h>
@@ -380,6 +382,25 @@ static void test_lockless(void)
 	tap_eq_long(adi_counter("lockless") - lockless, 0,
 		    "lockless: ... and is not decided on the page tables of the "
 		    "user page it aliases");
+
+	/*
+	 * The kernel's own checks count too: PR_GET_PDEATHSIG stores an int
+	 * with put_user() through the matching pointer, a kernel access
+	 * checked on the page tables alone.  (This one takes the path that
+	 * may sleep, which always counted; the one that may not, for
+	 * accesses with page faults disabled, counts since issue 43.)
+	 */
+	{
+		long ret;
+
+		lockless = adi_counter("lockless");
+		ret = prctl(PR_GET_PDEATHSIG, (unsigned long)good, 0, 0, 0);
+		lockless = adi_counter("lockless") - lockless;
+		tap_eq_long(ret, 0, "lockless: PR_GET_PDEATHSIG stores through the matching "
+			    "pointer");
+		tap_ok(lockless >= 1, "lockless: the kernel's check of that put_user() is "
+		       "counted (got %ld more, want >= 1)", lockless);
+	}
 }
 
 /*
