@@ -408,6 +408,18 @@ static long uring_register(int fd, unsigned int op, void *arg, unsigned int nr)
 	return syscall(__NR_io_uring_register, fd, op, arg, nr);
 }
 
+/* IORING_REGISTER_BUFFERS of one buffer: what it returned, errno in @err. */
+static long register_buffer(struct ring *rg, void *ptr, size_t len, int *err)
+{
+	struct iovec iov = { .iov_base = ptr, .iov_len = len };
+	long ret;
+
+	errno = 0;
+	ret = uring_register(rg->fd, IORING_REGISTER_BUFFERS, &iov, 1);
+	*err = errno;
+	return ret;
+}
+
 /* "64", "-14 (EFAULT)", "enter failed: EINVAL" */
 static const char *cqe_text(int res)
 {
@@ -460,7 +472,6 @@ static void uring_pin_child(void *arg)
 	struct io_uring_params p;
 	char *buf, *rings, *plain, *pbuf;
 	struct ring rg;
-	struct iovec iov;
 	int fd, rfd;
 
 	(void)arg;
@@ -476,11 +487,7 @@ static void uring_pin_child(void *arg)
 
 	/* A version-9 pointer over version-5 memory. */
 	hb_beat("IORING_REGISTER_BUFFERS, version 9 over version 5");
-	iov.iov_base = adi_make_ptr(buf, 9);
-	iov.iov_len = PAGE;
-	errno = 0;
-	ures->reg_ret = uring_register(rg.fd, IORING_REGISTER_BUFFERS, &iov, 1);
-	ures->reg_err = errno;
+	ures->reg_ret = register_buffer(&rg, adi_make_ptr(buf, 9), PAGE, &ures->reg_err);
 	hb_beat("READ_FIXED through it");
 	ures->read_res = read_fixed(&rg, fd, adi_make_ptr(buf, 9), 64);
 	ures->untouched = all_bytes(buf, 0x11, 64);
@@ -490,10 +497,8 @@ static void uring_pin_child(void *arg)
 	/* Control: the matching version. */
 	hb_beat("IORING_REGISTER_BUFFERS, version 5");
 	memset(buf, 0x11, PAGE);
-	iov.iov_base = adi_make_ptr(buf, 5);
-	errno = 0;
-	ures->ctl_reg_ret = uring_register(rg.fd, IORING_REGISTER_BUFFERS, &iov, 1);
-	ures->ctl_reg_err = errno;
+	ures->ctl_reg_ret = register_buffer(&rg, adi_make_ptr(buf, 5), PAGE,
+					    &ures->ctl_reg_err);
 	ures->ctl_read_res = read_fixed(&rg, fd, adi_make_ptr(buf, 5), 64);
 	ures->ctl_landed = all_bytes(buf, 0xa5, 64);
 	if (ures->ctl_reg_ret == 0)
@@ -611,7 +616,6 @@ static void test_uring_pin(void)
 static void uring_reversion_child(void *arg)
 {
 	struct ring rg;
-	struct iovec iov;
 	char *buf;
 	int fd;
 
@@ -626,11 +630,7 @@ static void uring_reversion_child(void *arg)
 		return;
 	}
 	hb_beat("IORING_REGISTER_BUFFERS, version 5");
-	iov.iov_base = adi_make_ptr(buf, 5);
-	iov.iov_len = PAGE;
-	errno = 0;
-	ures->rv_reg_ret = uring_register(rg.fd, IORING_REGISTER_BUFFERS, &iov, 1);
-	ures->rv_reg_err = errno;
+	ures->rv_reg_ret = register_buffer(&rg, adi_make_ptr(buf, 5), PAGE, &ures->rv_reg_err);
 	/* What free() does: the memory gets another version. */
 	hb_beat("re-version to 6");
 	ures->rv_setver_ret = adi_set_version(buf, PAGE, 6);
