@@ -151,6 +151,7 @@ static int ext4(void)
 int main(void)
 {
 	struct utsname u;
+	unsigned long blksz;
 	int ok = 1;
 
 	uname(&u);
@@ -159,7 +160,12 @@ int main(void)
 	ok &= sockmap_sk_msg();
 	ok &= cgroup_sock_addr();
 	ok &= ext4();
-	printf("  [info] %-44s %s\n", "ADI (aux vector AT_ADI_BLKSZ = 48)",
-	       getauxval(48) ? "available" : "not in this kernel yet");
+	/* 48 is AT_ADI_BLKSZ in the series' <asm/auxvec.h>; its value is the block size. */
+	blksz = getauxval(48);
+	if (blksz)
+		printf("  [info] %-44s available, %lu-byte blocks\n", "ADI (aux vector AT_ADI_BLKSZ)",
+		       blksz);
+	else
+		printf("  [info] %-44s not in this kernel yet\n", "ADI (aux vector AT_ADI_BLKSZ)");
 	return ok ? 0 : 1;
 }
