@@ -89,19 +89,33 @@ int adi_set_readahead_strict(bool strict)
 }
 
 struct libc_search {
-	int registered;
+	uintptr_t ldso_base;	/* getauxval(AT_BASE): where ld.so is loaded */
+	int found;		/* objects matched */
+	int registered;		/* ranges added */
 	int error;
 };
 
-static int register_if_libc(struct dl_phdr_info *info, size_t size, void *data)
+static bool name_is(const char *path, const char *prefix)
 {
-	struct libc_search *s = data;
-	const char *base = strrchr(info->dlpi_name, '/');
+	const char *base = strrchr(path, '/');
 
-	(void)size;
-	base = base ? base + 1 : info->dlpi_name;
-	if (strncmp(base, "libc.so", 7) != 0)
-		return 0;
+	base = base ? base + 1 : path;
+	return strncmp(base, prefix, strlen(prefix)) == 0;
+}
+
+/*
+ * ld.so is the object loaded at AT_BASE.  Its name is a fallback for a
+ * program started as "ld.so PROG", where AT_BASE is 0.
+ */
+static bool is_ldso(const struct dl_phdr_info *info, uintptr_t ldso_base)
+{
+	if (ldso_base)
+		return info->dlpi_addr == ldso_base;
+	return name_is(info->dlpi_name, "ld-linux-x86-64.so");
+}
+
+static int register_text(const struct dl_phdr_info *info, struct libc_search *s)
+{
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
@@ -114,12 +128,40 @@ static int register_if_libc(struct dl_phdr_info *info, size_t size, void *data)
 		}
 		s->registered++;
 	}
-	return 1;		/* found: stop */
+	return 0;
 }
 
+static int register_if_libc(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct libc_search *s = data;
+
+	(void)size;
+	if (!name_is(info->dlpi_name, "libc.so") && !is_ldso(info, s->ldso_base))
+		return 0;
+	s->found++;
+	if (register_text(info, s))
+		return 1;	/* error: stop */
+	return s->found == 2;	/* both found: stop */
+}
+
+/*
+ * Why ld.so as well as libc: ld.so is linked with its own copies of the
+ * string functions (strlen, memcpy, strcmp..., the SSE2 versions: it runs
+ * before IFUNCs can be resolved), and it runs them on the program's heap
+ * strings, e.g. strlen() of the path given to dlopen() in _dl_new_object().
+ * These read aligned vectors past the end of a string like libc's do.
+ * No other object that python3 or perl load carries string code of its
+ * own that reads ahead (objdump -d of Debian 12's python3.11, libpython3.11,
+ * lib-dynload's _sqlite3/_json/_ctypes, libsqlite3, libffi, libexpat, libz,
+ * liblzma, libbz2, libm, libstdc++, perl, its XS modules and libcrypt):
+ * their few pcmpeqb/pmovmskb compare registers in compiler-vectorised
+ * loops on data they own; ld.so's other vector compares (vpcmpeqb) check
+ * registers it saved on its own stack in _dl_runtime_profile.  Two ranges
+ * of the kernel's eight: libc's text and ld.so's.
+ */
 int adi_register_libc(void)
 {
-	struct libc_search s = { 0, 0 };
+	struct libc_search s = { .ldso_base = getauxval(AT_BASE) };
 
 	dl_iterate_phdr(register_if_libc, &s);
 	if (s.error) {

@@ -107,8 +107,10 @@ int adi_clear_readahead(const void *start, size_t len);	/* NULL, 0: all */
 long adi_readahead_count(void);
 int adi_set_readahead_strict(bool strict);
 /*
- * Register the executable segments of the loaded C library (libc.so.6).
- * Returns the number of ranges registered, or -1 with errno (ENOENT when
+ * Register the executable segments of the loaded C library: libc.so.6 and
+ * the dynamic linker (ld-linux-x86-64.so.2, found at AT_BASE), which runs
+ * its own copies of the string functions, e.g. strlen() of a dlopen()
+ * path.  Returns the number of ranges registered, or -1 with errno (ENOENT when
  * no shared C library is loaded, e.g. in a static program).
  */
 int adi_register_libc(void);
