@@ -949,11 +949,37 @@ static void test_stack_rsp(void)
 		"HOLE_RSP_MEM", "HOLE_RSP_MEM", "HOLE_RSP_MEM", "HOLE_RSP_MEM",
 	};
 
+	/* Per instruction: rsp's move, what it leaves where, and its value. */
+	enum stk_from { FROM_BELOW, FROM_AX, FROM_BP, FROM_COMPLETED };
+	const struct {
+		long sp;
+		const char *what;
+		uint64_t value;
+		enum stk_from from;
+	} want[NR_OPS] = {
+		[OP_PUSH] = { -8, "the word below the old top", STK_VALUE, FROM_BELOW },
+		[OP_POP] = { 8, "rax", STK_VALUE, FROM_AX },
+		[OP_CALL] = { -8, "the return address pushed", (uintptr_t)stk_call_ret,
+			      FROM_BELOW },
+		[OP_RET] = { 8, "the return target reached (rsp recorded there)", 1,
+			     FROM_COMPLETED },
+		[OP_ENTER] = { -8 - 16, "the old rbp pushed", STK_VALUE, FROM_BELOW },
+		[OP_LEAVE] = { 8, "rbp popped", STK_VALUE, FROM_BP },
+		[OP_PUSHM] = { -8, "the word pushed from memory", STK_VALUE, FROM_BELOW },
+		[OP_PUSHM_SP] = { -8, "the word pushed from memory", STK_VALUE, FROM_BELOW },
+		[OP_POPM] = { 8, "the word popped into memory", STK_VALUE, FROM_AX },
+		[OP_CALLM] = { -8, "the return address pushed", (uintptr_t)stk_callm_ret,
+			       FROM_BELOW },
+		[OP_PUSHM_RIP] = { -8, "the word pushed from memory", STK_VALUE, FROM_BELOW },
+		[OP_CALLM_RIP] = { -8, "the return address pushed",
+				   (uintptr_t)stk_callm_rip_ret, FROM_BELOW },
+	};
+
 	sres = hostile_shared(sizeof(*sres));
 	for (enum stk_op op = 0; op < NR_OPS; op++) {
 		const char *name = stk_names[op];
-		uint64_t vsp, want_sp, want_bp = 0, want_mem = 0, got_mem = 0;
-		const char *mem_what = NULL;
+		uint64_t vsp, want_sp, want_bp, want_mem, got_mem;
+		const char *mem_what;
 		char what[96], sigtext[128];
 		struct bounded r;
 		int todo = flags[op];
@@ -979,66 +1005,13 @@ static void test_stack_rsp(void)
 			   "%s: completes without a signal (got %s, want completed)", what,
 			   sres->completed ? "completed" : sigtext);
 		vsp = sres->s.vsp;
-		switch (op) {
-		case OP_PUSH:
-			want_sp = vsp - 8;
-			mem_what = "the word below the old top";
-			want_mem = STK_VALUE;
-			got_mem = sres->mem_below;
-			break;
-		case OP_POP:
-			want_sp = vsp + 8;
-			mem_what = "rax";
-			want_mem = STK_VALUE;
-			got_mem = sres->s.out_ax;
-			break;
-		case OP_CALL:
-			want_sp = vsp - 8;
-			mem_what = "the return address pushed";
-			want_mem = (uintptr_t)stk_call_ret;
-			got_mem = sres->mem_below;
-			break;
-		case OP_RET:
-			want_sp = vsp + 8;
-			mem_what = "the return target reached (rsp recorded there)";
-			want_mem = 1;
-			got_mem = sres->completed;
-			break;
-		case OP_ENTER:
-			want_sp = vsp - 8 - 16;
-			want_bp = vsp - 8;
-			mem_what = "the old rbp pushed";
-			want_mem = STK_VALUE;
-			got_mem = sres->mem_below;
-			break;
-		case OP_LEAVE:
-			want_sp = vsp + 8;
-			want_bp = STK_VALUE;
-			mem_what = "rbp popped";
-			want_mem = STK_VALUE;
-			got_mem = sres->s.out_bp;
-			break;
-		case OP_PUSHM:
-		case OP_PUSHM_SP:
-		case OP_PUSHM_RIP:
-			want_sp = vsp - 8;
-			mem_what = "the word pushed from memory";
-			want_mem = STK_VALUE;
-			got_mem = sres->mem_below;
-			break;
-		case OP_POPM:
-			want_sp = vsp + 8;
-			mem_what = "the word popped into memory";
-			want_mem = STK_VALUE;
-			got_mem = sres->s.out_ax;
-			break;
-		default: /* OP_CALLM, OP_CALLM_RIP */
-			want_sp = vsp - 8;
-			mem_what = "the return address pushed";
-			want_mem = (uintptr_t)(op == OP_CALLM ? stk_callm_ret : stk_callm_rip_ret);
-			got_mem = sres->mem_below;
-			break;
-		}
+		want_sp = vsp + want[op].sp;
+		want_bp = op == OP_ENTER ? vsp - 8 : op == OP_LEAVE ? STK_VALUE : 0;
+		mem_what = want[op].what;
+		want_mem = want[op].value;
+		got_mem = want[op].from == FROM_BELOW ? sres->mem_below :
+			  want[op].from == FROM_AX ? sres->s.out_ax :
+			  want[op].from == FROM_BP ? sres->s.out_bp : (uint64_t)sres->completed;
 		hole_check(todo, flag, sres->completed && got_mem == want_mem,
 			   "%s: %s (got %#llx%s, want %#llx)", what, mem_what,
 			   (unsigned long long)got_mem, sres->completed ? "" : ", not completed",
