@@ -2,19 +2,23 @@
 /*
  * How ADI's version storage scales, in the guest (bench/adi-scale/run).
  *
- *   adi_scale plain SECONDS [ADI_PROCS]
+ *   adi_scale plain SECONDS [BG_PROCS [adi|plain]]
  *	one process that never uses ADI maps 64 pages, writes one byte per
  *	page (a page fault each) and unmaps them, again and again for
- *	SECONDS; with ADI_PROCS > 0 that many other processes version,
- *	write and free pages meanwhile, which keeps ADI's page-free and
- *	page-copy paths on.  Prints "plain_pages_per_s N" and
- *	"paths_on 0|1|-1" (-1: no ADI debugfs).
+ *	SECONDS; with BG_PROCS > 0 that many other processes churn pages
+ *	meanwhile: versioned pages ("adi", the default), which keeps ADI's
+ *	paths on, or plain ones ("plain"), the control that loads the CPUs
+ *	the same way.  Prints "plain_pages_per_s N" and "paths_on 0|1|-1"
+ *	(-1: no ADI debugfs).
  *   adi_scale adi SECONDS PROCS
  *	PROCS processes each map 64 PROT_ADI pages, give them versions with
  *	one PR_ADI_SET_VERSION, write one byte per page through a plain
  *	pointer (a fault each; the pages are freed with their records on
  *	unmap) and unmap them, for SECONDS.  Prints "adi_pages_per_s N"
  *	(the sum) and "adi_pages_per_s_per_proc N".
+ *   adi_scale procs SECONDS PROCS
+ *	the same without PROT_ADI: the control for how PROCS processes
+ *	share the CPUs at all.
  *
  * The loop is the same in both modes but for PROT_ADI and the one prctl:
  * the difference is what a versioned page costs to set up, fault and free.
@@ -68,8 +72,8 @@ static long churn(int adi, double until)
 	return pages;
 }
 
-/* @n children churning ADI pages until @until; their pipe write ends. */
-static void start_adi(int n, double until, int out)
+/* @n children churning pages until @until; their counts go to @out. */
+static void start_workers(int n, int adi, double until, int out)
 {
 	for (int i = 0; i < n; i++) {
 		pid_t pid = fork();
@@ -79,7 +83,7 @@ static void start_adi(int n, double until, int out)
 			exit(2);
 		}
 		if (pid == 0) {
-			long pages = churn(1, until);
+			long pages = churn(adi, until);
 
 			if (write(out, &pages, sizeof(pages)) != sizeof(pages))
 				_exit(2);
@@ -114,13 +118,17 @@ int main(int argc, char **argv)
 	double seconds, until;
 	int procs, fds[2];
 
-	if (argc < 3 || (strcmp(argv[1], "plain") && strcmp(argv[1], "adi"))) {
-		fprintf(stderr, "usage: adi_scale plain SECONDS [ADI_PROCS] | adi SECONDS PROCS\n");
+	const char *mode = argc > 1 ? argv[1] : "";
+	int bg_adi = argc < 5 || !strcmp(argv[4], "adi");
+
+	if (argc < 3 || (strcmp(mode, "plain") && strcmp(mode, "adi") && strcmp(mode, "procs")) ||
+	    (argc > 4 && strcmp(argv[4], "adi") && strcmp(argv[4], "plain"))) {
+		fprintf(stderr, "usage: adi_scale plain SECONDS [BG_PROCS [adi|plain]] | adi SECONDS PROCS | procs SECONDS PROCS\n");
 		return 2;
 	}
 	seconds = atof(argv[2]);
 	procs = argc > 3 ? atoi(argv[3]) : 0;
-	if (seconds <= 0 || procs < 0 || procs > 64 || (!strcmp(argv[1], "adi") && !procs)) {
+	if (seconds <= 0 || procs < 0 || procs > 64 || (strcmp(mode, "plain") && !procs)) {
 		fprintf(stderr, "adi_scale: bad SECONDS or PROCS\n");
 		return 2;
 	}
@@ -129,10 +137,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	until = now() + seconds;
-	if (!strcmp(argv[1], "plain")) {
+	if (!strcmp(mode, "plain")) {
 		long pages;
 
-		start_adi(procs, until, fds[1]);
+		start_workers(procs, bg_adi, until, fds[1]);
 		/* Let the ADI processes switch the paths on first. */
 		usleep(procs ? 200000 : 0);
 		printf("paths_on %ld\n", adi_counter("paths_on"));
@@ -142,10 +150,10 @@ int main(int argc, char **argv)
 	} else {
 		long pages;
 
-		start_adi(procs, until, fds[1]);
+		start_workers(procs, !strcmp(mode, "adi"), until, fds[1]);
 		pages = collect(procs, fds[0]);
-		printf("adi_pages_per_s %.0f\nadi_pages_per_s_per_proc %.0f\n",
-		       pages / seconds, pages / seconds / procs);
+		printf("%s_pages_per_s %.0f\n%s_pages_per_s_per_proc %.0f\n",
+		       mode, pages / seconds, mode, pages / seconds / procs);
 	}
 	return 0;
 }

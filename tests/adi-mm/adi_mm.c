@@ -352,6 +352,99 @@ static void test_swap_save_failure(void)
 	expect_mismatch_caught(p, "with memory back, back from swap, a mismatch is still caught");
 }
 
+/* @key's value in @cgroup's memory.stat, or -1. */
+static long memcg_stat(const char *cgroup, const char *key)
+{
+	char path[256], name[64];
+	long value, found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", cgroup);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", name, &value) == 2)
+		if (!strcmp(name, key))
+			found = value;
+	fclose(f);
+	return found;
+}
+
+/*
+ * Version records are memory of the cgroup whose pages they describe,
+ * also while the pages are on swap and when the reclaim that sends them
+ * there runs in another cgroup: a child in adi-mm/owner versions 32 MiB,
+ * this process, in adi-mm/main, pushes it out through owner's
+ * memory.reclaim, and owner's slab must still hold the records.
+ */
+static void test_memcg_swap_charge(void)
+{
+	const char *owner = CGROUP "/owner";
+	size_t len = 32UL << 20, pages = len / PG;
+	long slab, anon = -1;
+	int go[2], ready[2];
+	char c = 0;
+	pid_t pid;
+
+	if (!getenv("LK417_SWAP_DEV")) {
+		tap_skip("no swap disk", "memcg swap charge");
+		return;
+	}
+	mkdir(owner, 0755);
+	if (pipe(go) || pipe(ready)) {
+		tap_ok(0, "memcg swap charge: pipe (%s)", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		char me[32], *p;
+
+		snprintf(me, sizeof(me), "%d\n", getpid());
+		if (write_file(CGROUP "/owner/cgroup.procs", me))
+			_exit(10);
+		p = adi_map(len);
+		must_set_version(p, len, 3);
+		for (size_t i = 0; i < pages; i++)
+			*(volatile long *)adi_make_ptr(p + i * PG, 3) = i;
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(11);
+		for (size_t i = 0; i < pages; i++)
+			if (adi_get_version(p + i * PG) != 3 ||
+			    *(volatile long *)adi_make_ptr(p + i * PG, 3) != (long)i)
+				_exit(12);
+		_exit(mismatch_load(p) == SIGSEGV ? 0 : 13);
+	}
+	if (read(ready[0], &c, 1) != 1) {
+		tap_wait_exit0(pid, "memcg swap charge: the child versions 32 MiB in adi-mm/owner");
+		return;
+	}
+	for (int i = 0; i < 100; i++) {
+		char path[256];
+
+		anon = memcg_stat(owner, "anon");
+		if (anon >= 0 && anon < (long)len / 16)
+			break;
+		snprintf(path, sizeof(path), "%s/memory.reclaim", owner);
+		write_file(path, "64M");
+	}
+	sleep(3);	/* let the per-CPU statistics reach memory.stat */
+	slab = memcg_stat(owner, "slab_unreclaimable");
+	tap_ok(anon >= 0 && anon < (long)len / 16,
+	       "memcg swap charge: owner's versioned memory went to swap: anon got %ld bytes, want below %zu",
+	       anon, len / 16);
+	tap_ok(slab >= (long)pages * 32,
+	       "memcg swap charge: the saved versions are owner's memory: slab_unreclaimable got %ld bytes, want at least %zu (32 a page)",
+	       slab, pages * 32);
+	if (write(go[1], &c, 1) != 1)
+		tap_diag("memcg swap charge: cannot wake the child");
+	tap_wait_exit0(pid, "memcg swap charge: back from swap, every page has its version and data (exit 10-13: cgroup, pipe, a page, no mismatch)");
+	close(go[0]);
+	close(go[1]);
+	close(ready[0]);
+	close(ready[1]);
+	rmdir(owner);
+}
+
 static void test_no_leak(void)
 {
 	pid_t pid;
@@ -1119,6 +1212,7 @@ int main(void)
 	tap_group("cow", test_cow);
 	tap_group("swap", test_swap);
 	tap_group("swap-save-failure", test_swap_save_failure);
+	tap_group("memcg-swap-charge", test_memcg_swap_charge);
 	tap_group("no-leak", test_no_leak);
 	tap_group("move-pages", test_move_pages);
 	tap_group("mbind", test_mbind);
