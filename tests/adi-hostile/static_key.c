@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Run first in a fresh boot.  ADI's version paths (page free, copies,
- * swap, checked user accesses) sit behind a static key, kept on by counted
- * references that /sys/kernel/debug/adi/in_use shows: one for each process
- * that has asked for PROT_ADI, one for each page (in memory or on swap)
- * with versions.  A refused request takes none.  /sys/kernel/debug/adi/paths_on
- * shows the key itself: it goes off about a second after the count reaches 0.
+ * Run first in a fresh boot.  The kernel's checks of user memory sit
+ * behind a static key, kept on by counted references that
+ * /sys/kernel/debug/adi/in_use shows: one for each process that has asked
+ * for PROT_ADI.  A refused request takes none.  /sys/kernel/debug/adi/paths_on
+ * shows the key itself: it goes off about a second after the count reaches
+ * 0.  Versions need no reference: a page flag marks the pages that have
+ * them, and /sys/kernel/debug/adi/tagged_pages counts those pages, which
+ * keep their versions with the key off.
  *
- * This process never sets versions itself: every reference is a child's,
- * so each count below is exact.
+ * This process never sets versions itself: every reference and versioned
+ * page is a child's, so each count below is exact.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -149,19 +151,20 @@ static int version_fork_unmap(void)
 	pid_t pid;
 
 	tap_eq_long(adi_set_version(adi, 2 * PAGE, 5), 0, "set-version on two ADI pages");
-	tap_eq_long(in_use(), 3, "this process and its two versioned pages hold references: in_use");
+	tap_eq_long(in_use(), 1, "only the process holds a reference, not its versioned pages: in_use");
+	tap_eq_long(adi_counter("tagged_pages"), 2, "two pages have versions: tagged_pages");
 	tap_eq_long(paths_on(), 1, "a valid set-version switches the paths on: paths_on");
 	pid = fork();
 	if (pid == 0) {
 		/* Copy-on-write shares the records: only the mm is new. */
-		tap_eq_long(in_use(), 4, "a fork()ed child holds its own reference: in_use");
+		tap_eq_long(in_use(), 2, "a fork()ed child holds its own reference: in_use");
 		_exit(0);
 	}
 	wait_child(pid, "forked child");
 	/* exit_mmap() drops it before the parent hears of the exit. */
-	tap_eq_long(in_use(), 3, "the forked child's exit drops its reference: in_use");
+	tap_eq_long(in_use(), 1, "the forked child's exit drops its reference: in_use");
 	munmap(adi, PAGE);
-	reaches("in_use", 2, "munmap() of a versioned page drops its record's reference");
+	reaches("tagged_pages", 1, "munmap() of a versioned page frees its record");
 	return 0;
 }
 
@@ -172,6 +175,7 @@ static void process_references(void)
 	if (pid == 0)
 		_exit(version_fork_unmap());
 	wait_child(pid, "versioning child");
+	reaches("tagged_pages", 0, "the last ADI process exited: its pages' records are freed");
 	reaches("in_use", 0, "the last ADI process exited: no reference is left");
 	reaches("paths_on", 0, "the last ADI process exited: the version paths are off again");
 }
@@ -196,22 +200,24 @@ static void shared_versions_outlive_their_process(void)
 	pid_t pid;
 
 	if (id < 0) {
-		tap_skip("shmget failed", "SysV shared memory keeps the key on");
+		tap_skip("shmget failed", "SysV shared memory keeps its versions");
 		return;
 	}
 	pid = fork();
 	if (pid == 0)
 		_exit(shm_child(id, 1));
 	wait_child(pid, "child versioning a SysV segment");
-	/* Its mm's reference went with it; the shared page's stays. */
-	tap_eq_long(in_use(), 1, "the segment's versioned page keeps a reference after its process exited: in_use");
-	tap_eq_long(paths_on(), 1, "the segment's versioned page keeps the paths on: paths_on");
+	/* Its mm's reference went with it; the shared page keeps its versions. */
+	tap_eq_long(in_use(), 0, "the segment's versioned page holds no reference after its process exited: in_use");
+	reaches("paths_on", 0, "no ADI process is left: the paths are off");
+	tap_eq_long(adi_counter("tagged_pages"), 1, "the segment's page keeps its versions with the paths off: tagged_pages");
 	pid = fork();
 	if (pid == 0)
 		_exit(shm_child(id, 0));
 	wait_child(pid, "child reading the segment's versions");
 	shmctl(id, IPC_RMID, NULL);
-	reaches("in_use", 0, "removing the segment frees its versioned page and its reference");
+	reaches("tagged_pages", 0, "removing the segment frees its versioned page and its record");
+	reaches("in_use", 0, "removing the segment: no reference is left");
 	reaches("paths_on", 0, "removing the segment: the paths are off again");
 }
 

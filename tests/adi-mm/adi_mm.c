@@ -352,6 +352,55 @@ static void test_swap_save_failure(void)
 	expect_mismatch_caught(p, "with memory back, back from swap, a mismatch is still caught");
 }
 
+/*
+ * No memory to give a page read back from swap its versions: the page
+ * must not be mapped without them.  A child touches the swapped-out
+ * region through a plain pointer while every version-record allocation
+ * fails; its fault is refused and retried, so after 2 s it must still be
+ * waiting, not running with version 0.  With memory back it completes
+ * and finds every version and byte.
+ */
+static void test_swap_restore_failure(void)
+{
+	size_t len = 16 * PG;
+	char *p = adi_map(len);
+	long failures = adi_counter("swap_restore_failures");
+	int status = 0;
+	pid_t pid, got;
+
+	if (!getenv("LK417_SWAP_DEV")) {
+		tap_skip("no swap disk", "swap restore failure");
+		return;
+	}
+	version_region(p, len);
+	if (!tap_eq_long(push_out(p, len), 0,
+			 "restore failure: the versioned pages went to swap: pages resident"))
+		return;
+	if (fail_version_allocations(1)) {
+		fail_version_allocations(0);
+		tap_skip("no slab fault injection for the adi_tags cache (CONFIG_FAILSLAB, slab_nomerge)",
+			 "swap restore failure");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		(void)*(volatile char *)p;
+		_exit(verify_region(p, len) ? 0 : 1);
+	}
+	sleep(2);
+	got = waitpid(pid, &status, WNOHANG);
+	tap_ok(got == 0,
+	       "no memory to restore a page's versions: its access waits instead of running unversioned (waitpid got %d, status %#x; want 0: still waiting)",
+	       got, status);
+	tap_grew(failures, adi_counter("swap_restore_failures"),
+		 "no memory to restore a page's versions: refused swap-ins counted");
+	fail_version_allocations(0);
+	if (got == 0)
+		tap_wait_exit0(pid, "with memory back the access completes with every version and byte (exit 1: a version or byte wrong)");
+	else
+		tap_ok(0, "with memory back the access completes: the child had already exited");
+}
+
 /* @key's value in @cgroup's memory.stat, or -1. */
 static long memcg_stat(const char *cgroup, const char *key)
 {
@@ -1212,6 +1261,7 @@ int main(void)
 	tap_group("cow", test_cow);
 	tap_group("swap", test_swap);
 	tap_group("swap-save-failure", test_swap_save_failure);
+	tap_group("swap-restore-failure", test_swap_restore_failure);
 	tap_group("memcg-swap-charge", test_memcg_swap_charge);
 	tap_group("no-leak", test_no_leak);
 	tap_group("move-pages", test_move_pages);
