@@ -3,8 +3,8 @@
  * ADI versions through the life of memory: copy-on-write after fork (and
  * the copy fork makes at once of a page pinned for DMA), swap (anonymous,
  * memfd, SysV shm), NUMA migration (of small and hugetlb pages), THP
- * split and collapse (anonymous and shmem), hugetlbfs, KSM, and no saved
- * versions left behind.
+ * split and collapse (anonymous and shmem), hugetlbfs, KSM, memory cgroup
+ * limits and charges, and no saved versions left behind.
  */
 #include <fcntl.h>
 #include <linux/io_uring.h>
@@ -319,6 +319,38 @@ static int fail_version_allocations(int on)
 	return write_file("/sys/kernel/slab/adi_tags/failslab", "1");
 }
 
+/*
+ * A process whose access waits for a refused swap-in (the fault is
+ * retried) must still die at once on SIGKILL: the retry may not be a loop
+ * a signal cannot end.  @p is on swap and the records cannot be allocated.
+ */
+static void expect_killable(char *p, const char *what)
+{
+	int status = 0, ms;
+	pid_t pid = fork(), got = 0;
+
+	if (pid == 0) {
+		(void)*(volatile char *)(p + PG);
+		_exit(0);
+	}
+	if (pid < 0) {
+		tap_ok(0, "%s: fork for SIGKILL (%s)", what, tap_errname(errno));
+		return;
+	}
+	usleep(500000);
+	kill(pid, SIGKILL);
+	for (ms = 0; ms < 2000 && (got = waitpid(pid, &status, WNOHANG)) == 0; ms += 10)
+		usleep(10000);
+	if (!got) {
+		tap_ok(0, "%s: SIGKILL ends an access that waits: still running 2 s later", what);
+		waitpid(pid, &status, 0);
+		return;
+	}
+	tap_ok(got == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	       "%s: SIGKILL ends an access that waits: got status %#x after %d ms, want SIGKILL within 2000 ms",
+	       what, status, ms);
+}
+
 /* No memory to save versions for swap: the pages must stay in memory. */
 static void test_swap_save_failure(void)
 {
@@ -394,6 +426,7 @@ static void test_swap_restore_failure(void)
 	       got, status);
 	tap_grew(failures, adi_counter("swap_restore_failures"),
 		 "no memory to restore a page's versions: refused swap-ins counted");
+	expect_killable(p, "no memory to restore a page's versions");
 	fail_version_allocations(0);
 	if (got == 0)
 		tap_wait_exit0(pid, "with memory back the access completes with every version and byte (exit 1: a version or byte wrong)");
@@ -401,14 +434,14 @@ static void test_swap_restore_failure(void)
 		tap_ok(0, "with memory back the access completes: the child had already exited");
 }
 
-/* @key's value in @cgroup's memory.stat, or -1. */
-static long memcg_stat(const char *cgroup, const char *key)
+/* @key's value in @cgroup's @file (memory.stat, memory.events), or -1. */
+static long memcg_key(const char *cgroup, const char *file, const char *key)
 {
 	char path[256], name[64];
 	long value, found = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/memory.stat", cgroup);
+	snprintf(path, sizeof(path), "%s/%s", cgroup, file);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -417,6 +450,11 @@ static long memcg_stat(const char *cgroup, const char *key)
 			found = value;
 	fclose(f);
 	return found;
+}
+
+static long memcg_stat(const char *cgroup, const char *key)
+{
+	return memcg_key(cgroup, "memory.stat", key);
 }
 
 /*
@@ -1127,6 +1165,113 @@ static size_t verify_pages(char *p, size_t len)
 	return bad;
 }
 
+/*
+ * memory.max holds for versioned memory: a process in a cgroup of its own
+ * (memory.max 16 MiB, memory.oom.group on, a swap limit per case) that
+ * versions more than fits, copies versioned pages on write or sends them
+ * to swap must be stopped by the cgroup's OOM killer (or an ENOMEM from
+ * PR_ADI_SET_VERSION), and memory.peak may pass memory.max only by what
+ * the forced charges of version records add: 32 bytes a page copy, whose
+ * next allocation reclaims, so MAX_SLACK is generous.
+ */
+#define MAX_LIMIT	(16UL << 20)
+#define MAX_SLACK	(256UL << 10)
+
+enum max_case { MAX_VERSIONING, MAX_COW, MAX_SWAP };
+
+/* Version @len bytes page by page, each page written through its version. */
+static void grow_versioned(char *p, size_t len)
+{
+	for (size_t i = 0; i < len / PG; i++) {
+		if (adi_set_version(p + i * PG, PG, 1 + i % 14))
+			_exit(errno == ENOMEM ? 20 : 21);
+		*(volatile long *)adi_make_ptr(p + i * PG, 1 + i % 14) = i;
+	}
+}
+
+static void max_child(enum max_case c)
+{
+	size_t len = c == MAX_COW ? 12UL << 20 : 64UL << 20;
+	char *p = adi_map(len);
+	int status;
+	pid_t pid;
+
+	grow_versioned(p, len);
+	if (c != MAX_COW)
+		_exit(0);
+	/* 12 MiB versioned; its copies on write need 12 MiB more. */
+	pid = fork();
+	if (pid == 0) {
+		for (size_t i = 0; i < len / PG; i++)
+			*(volatile long *)adi_make_ptr(p + i * PG, 1 + i % 14) = -1;
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		_exit(22);
+	_exit(WIFSIGNALED(status) ? 23 : 0);
+}
+
+static void memcg_max_case(enum max_case c, const char *name, const char *swap_max)
+{
+	char cgroup[128], path[192], me[32];
+	long peak, swap_peak, ooms;
+	int status = -1;
+	pid_t pid;
+
+	snprintf(cgroup, sizeof(cgroup), CGROUP "/max-%d", c);
+	rmdir(cgroup);
+	if (mkdir(cgroup, 0755)) {
+		tap_ok(0, "%s: mkdir %s (%s)", name, cgroup, tap_errname(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/memory.max", cgroup);
+	snprintf(me, sizeof(me), "%lu", MAX_LIMIT);
+	write_file(path, me);
+	snprintf(path, sizeof(path), "%s/memory.swap.max", cgroup);
+	write_file(path, swap_max);
+	snprintf(path, sizeof(path), "%s/memory.oom.group", cgroup);
+	write_file(path, "1");
+	pid = fork();
+	if (pid == 0) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+		snprintf(me, sizeof(me), "%d\n", getpid());
+		if (write_file(path, me))
+			_exit(24);
+		max_child(c);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+		tap_ok(0, "%s: fork or wait (%s)", name, tap_errname(errno));
+		return;
+	}
+	peak = read_number(cgroup, "memory.peak");
+	swap_peak = read_number(cgroup, "memory.swap.peak");
+	ooms = memcg_key(cgroup, "memory.events", "oom_kill");
+	tap_ok((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && ooms > 0) ||
+	       (WIFEXITED(status) && WEXITSTATUS(status) == 20),
+	       "%s: stopped at memory.max: got status %#x, %ld OOM kills; want SIGKILL by the cgroup's OOM killer, or exit 20 (ENOMEM from PR_ADI_SET_VERSION)",
+	       name, status, ooms);
+	tap_ok(peak > 0 && peak <= (long)(MAX_LIMIT + MAX_SLACK),
+	       "%s: memory.peak got %ld, want <= %lu (memory.max + %lu)",
+	       name, peak, MAX_LIMIT + MAX_SLACK, MAX_SLACK);
+	if (strcmp(swap_max, "0"))
+		tap_ok(swap_peak >= 0 && swap_peak <= atol(swap_max),
+		       "%s: memory.swap.peak got %ld, want <= %s (memory.swap.max)",
+		       name, swap_peak, swap_max);
+	rmdir(cgroup);
+}
+
+static void test_memcg_max(void)
+{
+	memcg_max_case(MAX_VERSIONING, "memory.max: versioning 64 MiB", "0");
+	memcg_max_case(MAX_COW, "memory.max: copies on write of 12 MiB versioned", "0");
+	if (!getenv("LK417_SWAP_DEV")) {
+		tap_skip("no swap disk", "memory.max: versioning 64 MiB through 8 MiB of swap");
+		return;
+	}
+	memcg_max_case(MAX_SWAP, "memory.max: versioning 64 MiB through 8 MiB of swap",
+		       "8388608");
+}
+
 /* A working set three times the cgroup's memory limit goes through swap. */
 static void test_memcg_pressure(void)
 {
@@ -1275,6 +1420,7 @@ int main(void)
 	tap_group("shmem-collapse", test_shmem_collapse);
 	tap_group("ksm", test_ksm);
 	tap_group("memcg-pressure", test_memcg_pressure);
+	tap_group("memcg-max", test_memcg_max);
 	tap_group("stress", test_stress);
 	if (getenv("LK417_SWAP_DEV")) {
 		char cmd[256];
