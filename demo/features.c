@@ -17,6 +17,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "libadi.h"
+
 static long sys_bpf(int cmd, union bpf_attr *attr)
 {
 	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
@@ -151,7 +153,7 @@ static int ext4(void)
 int main(void)
 {
 	struct utsname u;
-	unsigned long blksz;
+	struct adi_caps caps;
 	int ok = 1;
 
 	uname(&u);
@@ -160,12 +162,11 @@ int main(void)
 	ok &= sockmap_sk_msg();
 	ok &= cgroup_sock_addr();
 	ok &= ext4();
-	/* 48 is AT_ADI_BLKSZ in the series' <asm/auxvec.h>; its value is the block size. */
-	blksz = getauxval(48);
-	if (blksz)
-		printf("  [info] %-44s available, %lu-byte blocks\n", "ADI (aux vector AT_ADI_BLKSZ)",
-		       blksz);
+	/* The aux vectors' numbers come from the series' uapi <asm/auxvec.h>. */
+	if (adi_get_caps(&caps) == 0)
+		printf("  [info] %-44s available: %lu-byte blocks, %lu version bits\n", "ADI",
+		       caps.block_size, caps.version_bits);
 	else
-		printf("  [info] %-44s not in this kernel yet\n", "ADI (aux vector AT_ADI_BLKSZ)");
+		printf("  [info] %-44s not in this kernel (no AT_ADI_BLKSZ aux vector)\n", "ADI");
 	return ok ? 0 : 1;
 }
