@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "splitmix64.h"
 
 #define REGION_SIZE	(1UL << 36)	/* 64 GiB of address space, reserved */
 /* Slab table entries for the smallest slab (sampled mode's). */
@@ -194,10 +195,7 @@ void am_heap_atfork_child(void)
  */
 static void rng_seed(uint64_t x)
 {
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	x ^= x >> 31;
+	x = splitmix64(&x);
 	rng_state = x ? x : 1;
 }
 

@@ -24,6 +24,7 @@
 
 #include "internal.h"
 #include "libadi.h"
+#include "splitmix64.h"
 
 
 extern void *__libc_malloc(size_t);
@@ -208,10 +209,8 @@ static void seed_thread(void)
 	uint64_t x = am_opt.seed ? am_opt.seed :
 		     ((uint64_t)getpid() << 32) ^ (uintptr_t)&tl_rng;
 
-	x += (rank + 1) * 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	x ^= x >> 31;
+	x += rank * 0x9e3779b97f4a7c15ULL;	/* splitmix64's stream, item rank */
+	x = splitmix64(&x);
 	tl_rng = x ? x : 1;
 }
 

@@ -46,6 +46,7 @@
 
 #include "conf.h"
 #include "stub.h"
+#include "splitmix64.h"
 
 #define PAGE 4096UL
 #define MAX_SCAN 4096U
@@ -202,15 +203,6 @@ static enum outcome run(struct child *c, const uint8_t *code, int len,
 
 /* ---- inputs ---- */
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /*
  * Random bytes, or their complement: never 00 or ff, so that a divisor
  * read from memory is not zero either way.
@@ -221,7 +213,7 @@ static void fill_memory(struct child *c, uint64_t seed, bool invert)
 	size_t i;
 
 	for (i = 0; i < 2 * PAGE; i++) {
-		uint8_t v = splitmix(&s) >> 56;
+		uint8_t v = splitmix64(&s) >> 56;
 
 		if (v == 0 || v == 0xff)
 			v = 0x5b;
@@ -262,7 +254,7 @@ static void build_xstate(struct child *c, uint64_t seed)
 	x[4] = 0x0f;				/* FTW: ST0-ST3 valid */
 	x[24] = 0x80; x[25] = 0x1f;		/* MXCSR */
 	for (i = 0; i < 8; i++) {
-		uint64_t mant = splitmix(&s) | 1ULL << 63;
+		uint64_t mant = splitmix64(&s) | 1ULL << 63;
 		uint16_t exp = 0x3fff + (i & 3);
 
 		memset(x + 32 + 16 * i, 0, 16);
@@ -272,7 +264,7 @@ static void build_xstate(struct child *c, uint64_t seed)
 		}
 	}
 	for (i = 160; i < 416; i += 8) {
-		uint64_t v = splitmix(&s);
+		uint64_t v = splitmix64(&s);
 
 		memcpy(x + i, &v, 8);
 	}
@@ -285,7 +277,7 @@ static void build_xstate(struct child *c, uint64_t seed)
 			continue;
 		component(i, &off, &size);
 		for (j = 0; j + 8 <= size; j += 8) {
-			uint64_t v = i == 5 ? ~0ULL : splitmix(&s);
+			uint64_t v = i == 5 ? ~0ULL : splitmix64(&s);
 
 			memcpy(x + off + j, &v, 8);
 		}
@@ -558,7 +550,7 @@ static void measure_child(struct child *c, struct insn *insn, const uint8_t *raw
 	for (i = 0; i < lens[0]; i++)
 		seed = seed * 131 + codes[0][i];
 	for (i = 0; i < 16; i++)
-		gpr[i] = splitmix(&seed);
+		gpr[i] = splitmix64(&seed);
 	build_xstate(c, seed);
 	fill_memory(c, 1, false);
 

@@ -37,6 +37,7 @@
 
 #include "libadi.h"
 #include "tap.h"
+#include "splitmix64.h"
 
 /*
  * How many times slower than the default kernel this one runs: 4 on the
@@ -407,14 +408,9 @@ static inline long hostile_seconds(long normal_s, long stress_s)
 	return normal_s;
 }
 
-/* splitmix64: small, seedable, the same stream on every machine. */
 static inline uint64_t rnd_next(uint64_t *s)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64(s);
 }
 
 static inline uint64_t rnd_below(uint64_t *s, uint64_t n)

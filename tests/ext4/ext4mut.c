@@ -62,6 +62,8 @@
 #include "ext4img.h"
 #include "exercise.h"
 
+#include "splitmix64.h"
+
 #define MAX_META 256
 #define MAX_TARGETS 64
 #define EXERCISE_SECONDS 60
@@ -197,15 +199,10 @@ static int load_meta(struct base *b)
 	return b->nmeta > 4 ? 0 : -1;
 }
 
-/* splitmix64: small, seedable, the same on every machine. */
 static uint64_t rng_state;
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return splitmix64(&rng_state);
 }
 
 /* Flip 1-8 bytes of the metadata blocks; describe them in DESC. */
