@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "libadi.h"
+#include "raw_tp_open.h"
 
 static long sys_bpf(int cmd, union bpf_attr *attr)
 {
@@ -51,19 +52,14 @@ static int report(const char *what, int ok, const char *detail)
 
 static int raw_tracepoint(void)
 {
-	union bpf_attr attr;
 	int prog, link, missing;
 	char detail[96];
 
 	prog = load_trivial(BPF_PROG_TYPE_RAW_TRACEPOINT, 0, 0);
 	if (prog < 0)
 		return report("raw tracepoint (BPF_RAW_TRACEPOINT_OPEN)", 0, strerror(errno));
-	memset(&attr, 0, sizeof(attr));
-	attr.raw_tracepoint.name = (uintptr_t)"sys_enter";
-	attr.raw_tracepoint.prog_fd = prog;
-	link = sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &attr);
-	attr.raw_tracepoint.name = (uintptr_t)"no_such_tracepoint";
-	missing = sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &attr);
+	link = raw_tp_open(prog, "sys_enter", 0);
+	missing = raw_tp_open(prog, "no_such_tracepoint", 0);
 	snprintf(detail, sizeof(detail), "attached to sys_enter: %s; unknown name: %s",
 		 link >= 0 ? "yes" : strerror(errno),
 		 missing < 0 && errno == ENOENT ? "ENOENT" : "unexpected");

@@ -24,6 +24,7 @@
 
 #include "tap.h"
 #include "ksyms.h"
+#include "raw_tp_open.h"
 #include "rawtp.h"
 #include "rawtp.skel.h"
 
@@ -34,17 +35,6 @@
 #define KERNEL_HALF 0xffff800000000000ULL
 
 static int ncpus;
-
-static int raw_tp_open(int prog_fd, const char *name, __u64 cookie)
-{
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.raw_tracepoint.name = (__u64)(unsigned long)name;
-	attr.raw_tracepoint.prog_fd = prog_fd;
-	attr.raw_tracepoint.cookie = cookie;
-	return syscall(__NR_bpf, BPF_RAW_TRACEPOINT_OPEN, &attr, sizeof(attr));
-}
 
 struct cfg {
 	unsigned int pid;

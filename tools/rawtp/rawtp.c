@@ -28,6 +28,7 @@
 #include <bpf/libbpf.h>
 
 #include "ksyms.h"
+#include "raw_tp_open.h"
 #include "rawtp.h"
 #include "rawtp.skel.h"
 
@@ -580,22 +581,6 @@ static void on_lost(void *ctx, int cpu, __u64 cnt)
 }
 
 /* ---- attach ------------------------------------------------------------ */
-
-/*
- * BPF_RAW_TRACEPOINT_OPEN with a cookie: libbpf 1.1 has no way to pass
- * one, so issue the command directly.  The fd it returns is the whole
- * attachment: closing it unregisters the probe.
- */
-static int raw_tp_open(int prog_fd, const char *name, __u64 cookie)
-{
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.raw_tracepoint.name = (__u64)(unsigned long)name;
-	attr.raw_tracepoint.prog_fd = prog_fd;
-	attr.raw_tracepoint.cookie = cookie;
-	return syscall(__NR_bpf, BPF_RAW_TRACEPOINT_OPEN, &attr, sizeof(attr));
-}
 
 static void explain_attach_error(const char *name, int err)
 {
