@@ -37,6 +37,7 @@
 # Exit 124: timeout; 125: the guest ended without a status.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-guest.sh"
 
 usage() { usage_from_header "$0"; }
 
@@ -63,8 +64,7 @@ done
 
 if [ -n "$suite" ]; then
 	[ -x "$REPO/tests/$suite/run" ] || die "no suite '$suite'"
-	QEMU_ARGS="" TIMEOUT=900
-	[ -f "$REPO/tests/$suite/suite.conf" ] && . "$REPO/tests/$suite/suite.conf"
+	read_suite_conf "$suite" 900
 	# suite.conf speaks qemu-run.sh's options; this runner takes the same.
 	set -- $QEMU_ARGS
 	while [ $# -gt 0 ]; do
@@ -103,13 +103,6 @@ version=$(cat "$D/boot/version")
 img=$D/root.img
 [ -f "$img" ] || die "no ${img#$REPO/}: make distro-root"
 
-to_mib() {
-	case "$1" in
-	*[Gg]) echo $(( ${1%[Gg]} * 1024 )) ;;
-	*[Mm]) echo "${1%[Mm]}" ;;
-	*) echo "$1" ;;
-	esac
-}
 mem_mib=$(to_mib "$mem")
 tcg_thread=${LK417_TCG_THREAD:-single}
 case "$tcg_thread" in single|multi) ;; *) die "LK417_TCG_THREAD must be single or multi" ;; esac
@@ -131,17 +124,7 @@ qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot
 	-virtfs "local,path=$out,mount_tag=scratch,security_model=none,multidevs=remap")
 # panic=-1: a panic ends QEMU at once (-no-reboot) instead of hanging.
 cmdline="root=/dev/vda ro console=ttyS0 panic=-1$append"
-if [ $numa = 0 ]; then
-	qemu+=(-smp "$smp")
-else
-	[ $((smp % 2)) -eq 0 ] || die "--numa needs an even --smp"
-	half=$((mem_mib / 2))
-	qemu+=(-smp "$smp,sockets=2,cores=$((smp / 2)),threads=1"
-		-object "memory-backend-ram,id=m0,size=${half}M"
-		-object "memory-backend-ram,id=m1,size=$((mem_mib - half))M"
-		-numa "node,nodeid=0,cpus=0-$((smp / 2 - 1)),memdev=m0"
-		-numa "node,nodeid=1,cpus=$((smp / 2))-$((smp - 1)),memdev=m1")
-fi
+qemu_add_cpus "$smp" "$mem_mib" "$numa"
 {
 	echo "LK417_ACCEL='TCG ($tcg_thread-threaded, no KVM), distro boot'"
 	echo "LK417_NUMA=$numa"
@@ -164,44 +147,6 @@ if [ $shell = 1 ]; then
 	exit $rc
 fi
 
-{
-	printf 'cd %q || exit 126\n' "$PWD"
-	printf 'exec'
-	printf ' %q' "$@"
-	printf '\n'
-} >"$out/cmd"
-: >"$out/output.log"
-
+guest_cmd "$out" "$@"
 say "booting $version (distro: initramfs, /dev/vda, systemd) under TCG, ${mem_mib} MiB, $smp vCPU(s)$([ $numa = 1 ] && echo ", 2 NUMA nodes")$([ -n "$swap" ] && echo ", ${swap_mib} MiB swap disk"); limit ${timeout_s} s; logs in ${out#$REPO/}"
-start=$(date +%s)
-timeout -k 5 "$timeout_s" "${qemu[@]}" -serial "file:$out/console.log" -append "$cmdline" \
-	</dev/null >"$out/qemu.log" 2>&1 &
-qpid=$!
-tail -n +1 -F --pid=$qpid "$out/output.log" 2>/dev/null &
-tpid=$!
-rc=0
-wait $qpid || rc=$?
-sleep 0.3; kill $tpid 2>/dev/null || true; wait $tpid 2>/dev/null || true
-elapsed=$(( $(date +%s) - start ))
-
-if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-	say "TIMEOUT: the guest did not finish within $timeout_s s; last console lines:"
-	tail -15 "$out/console.log" >&2
-	exit 124
-fi
-if [ ! -f "$out/status" ]; then
-	say "the guest ended without a status (QEMU exit $rc); last console lines:"
-	tail -25 "$out/console.log" >&2
-	cat "$out/qemu.log" >&2
-	exit 125
-fi
-status=$(cat "$out/status")
-logs=("$out/console.log")
-[ -f "$out/dmesg.log" ] && logs+=("$out/dmesg.log")
-if ! "$REPO/scripts/splat-check.sh" "${logs[@]}" 2>"$out/splats.log"; then
-	say "KERNEL SPLAT in the guest (the run fails whatever the command said):"
-	sed "s|$out/||" "$out/splats.log" >&2
-	exit 3
-fi
-say "guest finished: status $status, boot to command $(cat "$out/boot-seconds") s (guest uptime), run $elapsed s"
-exit "$status"
+boot_and_judge "$out" "$timeout_s" 0 "" -append "$cmdline"

@@ -17,6 +17,7 @@
 #   (with --append: test-results-<args>, runs/test-<suite>-<args>).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-guest.sh"
 
 D=$BUILD/distro
 append=""
@@ -60,13 +61,7 @@ for s in "${suites[@]}"; do
 	run=$D/runs/test-$s$tag
 	"$REPO/scripts/distro-run.sh" ${append:+--append "$append"} --suite "$s" --out "$run" || rc=$?
 	cp "$run/output.log" "$results/$s.tap" 2>/dev/null || : >"$results/$s.tap"
-	case $rc in
-	0) verdict="ok 1 - suite $s: finished, exit 0, no kernel splat" ;;
-	3) verdict="not ok 1 - suite $s: kernel splat in the guest log" ;;
-	124) verdict="not ok 1 - suite $s: timed out" ;;
-	125) verdict="not ok 1 - suite $s: guest died without a status" ;;
-	*) verdict="not ok 1 - suite $s: exited with status $rc" ;;
-	esac
+	verdict=$(suite_verdict "$s" $rc)
 	checks=("$verdict")
 	if [ -n "$want_preempt" ]; then
 		# The kernel prints its preemption model at boot.

@@ -29,6 +29,7 @@
 # 125: the guest ended without reporting a status (crash, panic).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-guest.sh"
 
 usage() { usage_from_header "$0"; }
 
@@ -61,14 +62,6 @@ case "$accel" in auto|kvm|tcg) ;; *) die "--accel must be auto, kvm or tcg" ;; e
 [[ "$timeout_s" =~ ^[0-9]+$ ]] || die "--timeout takes seconds"
 [[ "$smp" =~ ^[1-8]$ ]] || die "--smp takes 1 to 8"
 
-# Size in MiB from 512M / 2G / 2048.
-to_mib() {
-	case "$1" in
-	*[Gg]) echo $(( ${1%[Gg]} * 1024 )) ;;
-	*[Mm]) echo "${1%[Mm]}" ;;
-	*) echo "$1" ;;
-	esac
-}
 mem_mib=$(to_mib "$mem")
 [[ "$mem_mib" =~ ^[0-9]+$ ]] && [ "$mem_mib" -ge 256 ] || die "--mem: bad size '$mem' (at least 256M)"
 if [ -n "$swap" ]; then
@@ -141,19 +134,7 @@ else
 	accel_desc="TCG (multi-threaded, no KVM)"
 fi
 
-if [ $numa = 0 ]; then
-	qemu+=(-smp "$smp")
-else
-	[ $((smp % 2)) -eq 0 ] || die "--numa needs an even --smp"
-	half=$((mem_mib / 2))
-	# One socket per node, or the scheduler warns that CPUs sharing a
-	# cache sit on different nodes.
-	qemu+=(-smp "$smp,sockets=2,cores=$((smp / 2)),threads=1"
-		-object "memory-backend-ram,id=m0,size=${half}M"
-		-object "memory-backend-ram,id=m1,size=$((mem_mib - half))M"
-		-numa "node,nodeid=0,cpus=0-$((smp / 2 - 1)),memdev=m0"
-		-numa "node,nodeid=1,cpus=$((smp / 2))-$((smp - 1)),memdev=m1")
-fi
+qemu_add_cpus "$smp" "$mem_mib" "$numa"
 {
 	echo "LK417_ACCEL='$accel_desc'"
 	echo "LK417_NUMA=$numa"
@@ -180,47 +161,6 @@ if [ $shell = 1 ]; then
 	exit $rc
 fi
 
-# The command runs from the caller's directory with its arguments intact.
-{
-	printf 'cd %q || exit 126\n' "$PWD"
-	printf 'exec'
-	printf ' %q' "$@"
-	printf '\n'
-} >"$out/cmd"
-: >"$out/output.log"
-
+guest_cmd "$out" "$@"
 say "booting $(basename "$kernel") under $accel_desc, ${mem_mib} MiB, $smp vCPU(s)$([ $numa = 1 ] && echo ", 2 NUMA nodes")$([ -n "$swap" ] && echo ", ${swap_mib} MiB swap disk"); limit ${timeout_s} s; logs in ${out#$REPO/}"
-start=$(date +%s.%N)
-timeout -k 5 "$timeout_s" "${qemu[@]}" -serial "file:$out/console.log" \
-	-kernel "$kernel" -append "$cmdline" </dev/null >"$out/qemu.log" 2>&1 &
-qpid=$!
-if [ $quiet = 0 ]; then
-	tail -n +1 -F --pid=$qpid "$out/output.log" 2>/dev/null &
-	tpid=$!
-fi
-rc=0
-wait $qpid || rc=$?
-[ $quiet = 1 ] || { sleep 0.3; kill $tpid 2>/dev/null || true; wait $tpid 2>/dev/null || true; }
-elapsed=$(echo "$(date +%s.%N) - $start" | bc)
-
-if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-	say "TIMEOUT: the guest did not finish within $timeout_s s; last console lines:"
-	tail -15 "$out/console.log" >&2
-	exit 124
-fi
-if [ ! -f "$out/status" ]; then
-	say "the guest ended without a status (QEMU exit $rc); last console lines:"
-	tail -25 "$out/console.log" >&2
-	cat "$out/qemu.log" >&2
-	exit 125
-fi
-status=$(cat "$out/status")
-logs=("$out/console.log")
-[ -f "$out/dmesg.log" ] && logs+=("$out/dmesg.log")
-if ! "$REPO/scripts/splat-check.sh" "${logs[@]}" 2>"$out/splats.log"; then
-	say "KERNEL SPLAT in the guest (the run fails whatever the command said):"
-	sed "s|$out/||" "$out/splats.log" >&2
-	exit 3
-fi
-say "guest finished: status $status, boot to command $(cat "$out/boot-seconds") s (guest uptime), run ${elapsed%.*} s, $accel_desc"
-exit "$status"
+boot_and_judge "$out" "$timeout_s" "$quiet" ", $accel_desc" -kernel "$kernel" -append "$cmdline"

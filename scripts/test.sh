@@ -14,6 +14,7 @@
 # Ends with "N passed, N failed, N skipped"; exit 1 when anything failed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-guest.sh"
 
 variant=default
 if [ "${1:-}" = --variant ]; then variant=$2; shift 2; fi
@@ -37,8 +38,7 @@ khdr=$(kobj "$variant")/usr/include
 [ -d "$khdr/linux" ] || die "no exported uapi headers in $khdr: build the kernel first"
 
 for s in "${suites[@]}"; do
-	QEMU_ARGS="" TIMEOUT=600 HOST_ONLY=0
-	[ -f "$REPO/tests/$s/suite.conf" ] && . "$REPO/tests/$s/suite.conf"
+	read_suite_conf "$s" 600
 	# KASAN, lockdep and DEBUG_VM make the debug kernel several times slower.
 	[ "$variant" = debug ] && TIMEOUT=$((TIMEOUT * 4))
 	if [ -f "$REPO/tests/$s/Makefile" ]; then
@@ -66,13 +66,7 @@ for s in "${suites[@]}"; do
 	"$REPO/scripts/qemu-run.sh" --variant "$variant" $QEMU_ARGS --timeout "$TIMEOUT" \
 		--out "$BUILD/runs/test-$s" -- "$REPO/guest/run-suite.sh" "$s" || rc=$?
 	cp "$BUILD/runs/test-$s/output.log" "$results/$s.tap"
-	case $rc in
-	0) verdict="ok 1 - suite $s: finished, exit 0, no kernel splat" ;;
-	3) verdict="not ok 1 - suite $s: kernel splat in the guest log" ;;
-	124) verdict="not ok 1 - suite $s: timed out after $TIMEOUT s" ;;
-	125) verdict="not ok 1 - suite $s: guest died without a status" ;;
-	*) verdict="not ok 1 - suite $s: exited with status $rc" ;;
-	esac
+	verdict=$(suite_verdict "$s" $rc "$TIMEOUT")
 	printf '1..1\n%s\n' "$verdict" >"$results/$s.guest.tap"
 	echo "$verdict"
 done
