@@ -57,8 +57,7 @@ struct slot {
 	uint8_t pad;			/* version of uncovered blocks, 0: none */
 	uint8_t fversion;		/* version of the whole slot while free */
 	uint8_t api;			/* enum am_api */
-	uint32_t alloc_stack, free_stack;
-	pid_t alloc_tid, free_tid;
+	struct am_history hist;
 	uint32_t next_free;
 };
 
@@ -83,8 +82,7 @@ struct large {
 	size_t map_len, size;
 	uint8_t state, version, fence, api;
 	bool released;			/* in the released ring */
-	uint32_t alloc_stack, free_stack;
-	pid_t alloc_tid, free_tid;
+	struct am_history hist;
 	struct large *next;		/* bucket chain, or free list */
 };
 
@@ -501,11 +499,8 @@ static void *alloc_small(size_t size, size_t align, int cls, uint32_t stack,
 	sl->state = AM_LIVE;
 	sl->version = (uint8_t)v;
 	sl->pad = (uint8_t)pad;
-	sl->alloc_stack = stack;
-	sl->alloc_tid = tid;
+	sl->hist = (struct am_history){ .alloc_stack = stack, .alloc_tid = tid };
 	sl->api = AM_API_MALLOC;
-	sl->free_stack = 0;
-	sl->free_tid = 0;
 	account_requested((long)size);
 	return am_tag(p, v);
 }
@@ -574,8 +569,8 @@ static void *alloc_large(size_t size, size_t align, uint32_t stack, pid_t tid)
 	lg->state = AM_LIVE;
 	lg->version = (uint8_t)v;
 	lg->fence = (uint8_t)f;
-	lg->alloc_stack = stack;
-	lg->alloc_tid = tid;
+	lg->hist.alloc_stack = stack;
+	lg->hist.alloc_tid = tid;
 	lg->next = *bucket(p);
 	*bucket(p) = lg;
 	account_mapped((long)map_len);
@@ -633,10 +628,7 @@ static void slot_chunk(struct slab *s, uint32_t idx, struct am_chunk *c)
 	c->size = sl->size;
 	c->version = sl->version;
 	c->state = sl->state;
-	c->alloc_stack = sl->alloc_stack;
-	c->free_stack = sl->free_stack;
-	c->alloc_tid = sl->alloc_tid;
-	c->free_tid = sl->free_tid;
+	c->hist = sl->hist;
 	c->large = false;
 	c->api = sl->api;
 }
@@ -647,10 +639,7 @@ static void large_chunk(struct large *lg, struct am_chunk *c)
 	c->size = lg->size;
 	c->version = lg->version;
 	c->state = lg->state;
-	c->alloc_stack = lg->alloc_stack;
-	c->free_stack = lg->free_stack;
-	c->alloc_tid = lg->alloc_tid;
-	c->free_tid = lg->free_tid;
+	c->hist = lg->hist;
 	c->large = true;
 	c->api = lg->api;
 }
@@ -966,8 +955,8 @@ static void free_small(struct slab *s, uintptr_t p, uint32_t stack, pid_t tid)
 				      block_version(start + s->slot_size),
 				      sl->version, 0);
 
-	sl->free_stack = stack;
-	sl->free_tid = tid;
+	sl->hist.free_stack = stack;
+	sl->hist.free_tid = tid;
 	account_requested(-(long)sl->size);
 	if (am_set_version(start, s->slot_size, w)) {
 		/* Its blocks keep the allocation's versions, which the stale
@@ -998,8 +987,8 @@ static void free_large(uintptr_t p, uint32_t stack, pid_t tid)
 	uintptr_t u1 = am_round_up(p + (lg->size ? lg->size : 1), AM_BLOCK);
 
 	lg->state = AM_QUARANTINED;
-	lg->free_stack = stack;
-	lg->free_tid = tid;
+	lg->hist.free_stack = stack;
+	lg->hist.free_tid = tid;
 	account_requested(-(long)lg->size);
 	if (am_set_version(u0, u1 - u0, pick_version(lg->version, lg->fence, 0, 0))) {
 		int err = errno;

@@ -84,13 +84,18 @@ enum am_state { AM_FREE, AM_LIVE, AM_QUARANTINED, AM_RETIRED };
 enum am_api { AM_API_MALLOC, AM_API_NEW, AM_API_NEW_ARRAY };
 
 /* What the report code needs to know about one allocation. */
+/* Who allocated and freed a block: kept by slots, large blocks and chunks. */
+struct am_history {
+	uint32_t alloc_stack, free_stack;	/* am_stack_save() ids; 0: none */
+	pid_t alloc_tid, free_tid;
+};
+
 struct am_chunk {
 	uintptr_t start;		/* untagged user address */
 	size_t size;			/* requested size */
 	unsigned int version;		/* version its pointer carries (or carried) */
 	enum am_state state;
-	uint32_t alloc_stack, free_stack;
-	pid_t alloc_tid, free_tid;
+	struct am_history hist;
 	bool large;
 	uint8_t api;			/* enum am_api: how it was allocated */
 };

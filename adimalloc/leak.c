@@ -214,7 +214,7 @@ static void report(struct scan *s)
 		for (size_t j = i; j < s->n; j++) {
 			struct block *o = &s->b[j];
 
-			if (o->mark != b->mark || o->c.alloc_stack != b->c.alloc_stack)
+			if (o->mark != b->mark || o->c.hist.alloc_stack != b->c.hist.alloc_stack)
 				continue;
 			n++;
 			sum += o->c.size;
@@ -227,8 +227,8 @@ static void report(struct scan *s)
 			direct += n;
 		bytes += sum;
 		am_printf("\n%s leak of %zu byte(s) in %zu object(s) allocated by thread %d here:\n",
-			  b->mark == INDIRECT ? "Indirect" : "Direct", sum, n, (int)b->c.alloc_tid);
-		depth = am_stack_get(b->c.alloc_stack, &pcs);
+			  b->mark == INDIRECT ? "Indirect" : "Direct", sum, n, (int)b->c.hist.alloc_tid);
+		depth = am_stack_get(b->c.hist.alloc_stack, &pcs);
 		am_stack_print(pcs, depth);
 	}
 	am_printf("\nSUMMARY: adimalloc: %zu byte(s) leaked in %zu allocation(s) "

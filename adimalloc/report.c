@@ -76,9 +76,9 @@ static void print_chunk(uintptr_t addr, const struct am_chunk *c)
 	if (c->api != AM_API_MALLOC)
 		am_printf("the region was allocated with %s\n", am_api_alloc_name(c->api));
 	if (c->state != AM_LIVE)
-		print_stack_id("freed", c->free_tid, c->free_stack);
+		print_stack_id("freed", c->hist.free_tid, c->hist.free_stack);
 	print_stack_id(c->state == AM_LIVE ? "allocated" : "previously allocated",
-		       c->alloc_tid, c->alloc_stack);
+		       c->hist.alloc_tid, c->hist.alloc_stack);
 }
 
 static void am_report_finish(void)
