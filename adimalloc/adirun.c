@@ -122,27 +122,27 @@ static void steer_glibc_off_avx512(void)
 }
 
 /*
- * Does @opts (ADIMALLOC_OPTIONS' syntax) ask for sampled mode?  The last
- * sample= or mode= wins, as in the library's parser; a bad value is left
+ * Does @opts (ADIMALLOC_OPTIONS' syntax) ask for sampled mode?  Walked and
+ * read as the library's parser does (options_list.h); a bad value is left
  * for the library to refuse.
  */
 static bool wants_sampled(const char *opts)
 {
-	bool sampled = false;
+	unsigned long sample = 1, n;
 	const char *o = opts;
 
 	while (o && *o) {
-		size_t len = strcspn(o, ",:");
+		const char *item = o;
+		size_t len = am_options_next(&o);
 
-		if (len == 11 && !strncmp(o, "mode=sample", 11))
-			sampled = true;
-		else if (len == 9 && !strncmp(o, "mode=full", 9))
-			sampled = false;
-		else if (!strncmp(o, "sample=", 7))
-			sampled = strtoul(o + 7, NULL, 10) > 1;
-		o = o[len] ? o + len + 1 : NULL;
+		if (len > 5 && !strncmp(item, "mode=", 5)) {
+			n = am_mode_sample(item + 5, len - 5, sample);
+			sample = n ? n : sample;
+		} else if (len > 7 && !strncmp(item, "sample=", 7)) {
+			sample = strtoul(item + 7, NULL, 10);
+		}
 	}
-	return sampled;
+	return sample > 1;
 }
 
 static void add_option(char *buf, size_t len, const char *opt)

@@ -95,12 +95,10 @@ static void parse_one(const char *item, size_t len)
 	v = eq + 1;
 	vlen = len - nlen - 1;
 	if (is(item, nlen, "mode")) {
-		if (vlen == 4 && !memcmp(v, "full", 4))
-			am_opt.sample = 1;
-		else if (vlen == 6 && !memcmp(v, "sample", 6))
-			am_opt.sample = am_opt.sample > 1 ? am_opt.sample : AM_DEFAULT_SAMPLE;
-		else
+		n = am_mode_sample(v, vlen, am_opt.sample);
+		if (!n)
 			bad("malformed value", item, len, AM_MODE_SYNTAX);
+		am_opt.sample = n;
 		return;
 	}
 	if (is(item, nlen, "log_path")) {
@@ -126,12 +124,10 @@ static void parse_one(const char *item, size_t len)
 void am_options_parse(const char *s)
 {
 	while (s && *s) {
-		size_t len = strcspn(s, ",:");
+		const char *item = s;
+		size_t len = am_options_next(&s);
 
 		if (len)
-			parse_one(s, len);
-		s += len;
-		if (*s)
-			s++;
+			parse_one(item, len);
 	}
 }

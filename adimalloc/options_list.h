@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #define AM_REPORT_EXIT	86	/* default exit status after a report */
 #define AM_CONFIG_EXIT	2	/* bad options, no ADI */
@@ -89,5 +90,35 @@
 	X(check_printf, bool, true, 0, 1, false,			\
 	  "check_printf=0|1",						\
 	  "full mode: check printf's %s strings (printf is slower)")
+
+/*
+ * How both readers of ADIMALLOC_OPTIONS (options.c, and adirun.c, which
+ * must know the mode before it execs) walk it: the item at *@s runs to the
+ * next ',' or ':'; its length is returned and *@s moves past it and its
+ * separator.  An empty item has length 0.
+ */
+static inline size_t am_options_next(const char **s)
+{
+	size_t len = strcspn(*s, ",:");
+
+	*s += len;
+	if (**s)
+		(*s)++;
+	return len;
+}
+
+/*
+ * The sampling rate after mode=@v (@vlen bytes), the rate so far being
+ * @sample: full is 1; sample keeps a rate above 1 or takes the default.
+ * 0: not a mode.
+ */
+static inline unsigned long am_mode_sample(const char *v, size_t vlen, unsigned long sample)
+{
+	if (vlen == 4 && !memcmp(v, "full", 4))
+		return 1;
+	if (vlen == 6 && !memcmp(v, "sample", 6))
+		return sample > 1 ? sample : AM_DEFAULT_SAMPLE;
+	return 0;
+}
 
 #endif
