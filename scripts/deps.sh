@@ -19,6 +19,7 @@ e2fsprogs libext2fs-dev libcap-dev libnuma-dev python3-ply python3-git
 g++ sqlite3 time valgrind electric-fence
 elfutils	# eu-addr2line: adimalloc/symbolize.c runs it, out of process, for
 		# report stacks (the QEMU guest runs from this root over 9p: sees it)
+libjson-c-dev	# the BPF tools write their --json output with json-c
 jq		# reads the sockmsg tool's JSON: tests/sockmap/run, bench/sockmap/guest.sh
 libclang-rt-14-dev	# Scudo (libclang_rt.scudo_standalone-x86_64.so), preloaded as a
 		# column of bench/adimalloc/guest.sh (libasan8, for its ASan column,

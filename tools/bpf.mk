@@ -23,7 +23,7 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 CFLAGS ?= -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror
-LDLIBS ?= -lbpf -lelf -lz
+LDLIBS ?= -lbpf -lelf -lz -ljson-c
 CLANG ?= clang
 BPFTOOL ?= bpftool
 # The target kernel's uapi first (its union bpf_attr, its helper ids), then

@@ -26,6 +26,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <json-c/json.h>
 
 #include "ksyms.h"
 #include "raw_tp_open.h"
@@ -277,23 +278,45 @@ static void symbolize(unsigned long long addr, char *buf, size_t len)
 
 /* ---- output helpers ---------------------------------------------------- */
 
-static void json_str(FILE *out, const char *s, size_t max)
+/*
+ * A JSON string of @s, at most @max bytes.  comm and string arguments are
+ * bytes, not UTF-8: each byte is read as the code point of the same value
+ * (Latin-1), so that the output stays valid JSON whatever a task names
+ * itself.
+ */
+static struct json_object *json_bytes(const char *s, size_t max)
 {
-	size_t i;
+	char buf[2 * (RAWTP_STR_LEN > RAWTP_COMM_LEN ? RAWTP_STR_LEN : RAWTP_COMM_LEN) + 1];
+	size_t i, n = 0;
 
-	fputc('"', out);
-	for (i = 0; i < max && s[i]; i++) {
+	for (i = 0; i < max && s[i] && n + 2 < sizeof(buf); i++) {
 		unsigned char c = s[i];
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			/* comm is bytes, not UTF-8: keep the JSON valid */
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+		if (c < 0x80) {
+			buf[n++] = (char)c;
+		} else {
+			buf[n++] = (char)(0xc0 | c >> 6);
+			buf[n++] = (char)(0x80 | (c & 0x3f));
+		}
 	}
-	fputc('"', out);
+	return json_object_new_string_len(buf, (int)n);
+}
+
+/* Print @o as one line and free it. */
+static void json_print(struct json_object *o)
+{
+	if (!o) {
+		fprintf(stderr, "rawtp: out of memory for the JSON output\n");
+		exit(1);
+	}
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+					       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+static void json_set(struct json_object *o, const char *key, struct json_object *v)
+{
+	json_object_object_add(o, key, v);
 }
 
 static void text_str(FILE *out, const char *s, size_t max)
@@ -386,22 +409,32 @@ static void print_counts(struct rawtp *skel, double elapsed, double dt,
 	shown = opt.top && (size_t)opt.top < n ? (size_t)opt.top : n;
 
 	if (opt.json) {
-		printf("{\"type\":\"%s\",\"elapsed\":%.3f,\"tracepoints\":{",
-		       final ? "summary" : "counts", elapsed);
+		struct json_object *o = json_object_new_object();
+		struct json_object *tps = json_object_new_object();
+		struct json_object *tasks = json_object_new_array();
+		char text[32];
+
+		snprintf(text, sizeof(text), "%.3f", elapsed);
+		json_set(o, "type", json_object_new_string(final ? "summary" : "counts"));
+		json_set(o, "elapsed", json_object_new_double_s(elapsed, text));
 		for (t = 0; t < opt.ntp; t++)
-			printf("%s\"%s\":%llu", t ? "," : "", opt.tps[t], tot[t]);
-		printf("},\"tasks\":[");
+			json_set(tps, opt.tps[t], json_object_new_uint64(tot[t]));
+		json_set(o, "tracepoints", tps);
 		for (i = 0; i < shown; i++) {
-			printf("%s{\"tracepoint\":\"%s\",\"pid\":%u,\"comm\":",
-			       i ? "," : "", opt.tps[rows[i].key.tp],
-			       rows[i].key.pid);
-			json_str(stdout, rows[i].key.comm, RAWTP_COMM_LEN);
-			printf(",\"count\":%llu}", rows[i].count);
+			struct json_object *row = json_object_new_object();
+
+			json_set(row, "tracepoint", json_object_new_string(opt.tps[rows[i].key.tp]));
+			json_set(row, "pid", json_object_new_uint64(rows[i].key.pid));
+			json_set(row, "comm", json_bytes(rows[i].key.comm, RAWTP_COMM_LEN));
+			json_set(row, "count", json_object_new_uint64(rows[i].count));
+			json_object_array_add(tasks, row);
 		}
-		printf("],\"task_rows\":%zu,\"dropped\":%llu", n, dropped);
+		json_set(o, "tasks", tasks);
+		json_set(o, "task_rows", json_object_new_uint64(n));
+		json_set(o, "dropped", json_object_new_uint64(dropped));
 		if (opt.nargs || opt.str_arg >= 0)
-			printf(",\"lost\":%llu", lost_events);
-		printf("}\n");
+			json_set(o, "lost", json_object_new_uint64(lost_events));
+		json_print(o);
 	} else {
 		if (!final && isatty(STDOUT_FILENO))
 			printf("\033[H\033[J");	/* refresh in place */
@@ -462,6 +495,7 @@ static void print_stacks(struct rawtp *skel)
 	__u64 count;
 	__u32 shown_tp = UINT32_MAX;
 	int per_tp = 0;
+	struct json_object *o = NULL, *frames = NULL;
 
 	load_kallsyms();
 	while (!bpf_map_get_next_key(cfd, prev, &next)) {
@@ -494,40 +528,47 @@ static void print_stacks(struct rawtp *skel)
 		if (opt.top && per_tp++ >= opt.top)
 			continue;
 		if (opt.json) {
-			printf("{\"type\":\"stack\",\"tracepoint\":\"%s\",\"count\":%llu,",
-			       opt.tps[r->key.tp], r->count);
+			o = json_object_new_object();
+			json_set(o, "type", json_object_new_string("stack"));
+			json_set(o, "tracepoint", json_object_new_string(opt.tps[r->key.tp]));
+			json_set(o, "count", json_object_new_uint64(r->count));
 		} else {
 			printf("  %llu events", r->count);
 		}
 		if (r->key.stackid < 0) {
 			/* bpf_get_stackid failed: -EEXIST/-ENOMEM etc. */
-			if (opt.json)
-				printf("\"error\":\"%s\"}\n", errname(-r->key.stackid));
-			else
+			if (opt.json) {
+				json_set(o, "error", json_object_new_string(errname(-r->key.stackid)));
+				json_print(o);
+			} else {
 				printf(": no stack (%s)\n", errname(-r->key.stackid));
+			}
 			continue;
 		}
 		memset(ips, 0, sizeof(ips));
 		if (bpf_map_lookup_elem(sfd, &r->key.stackid, ips)) {
-			if (opt.json)
-				printf("\"error\":\"stack gone\"}\n");
-			else
+			if (opt.json) {
+				json_set(o, "error", json_object_new_string("stack gone"));
+				json_print(o);
+			} else {
 				printf(": stack %d gone\n", r->key.stackid);
+			}
 			continue;
 		}
-		if (opt.json)
-			printf("\"frames\":[");
-		else
+		frames = opt.json ? json_object_new_array() : NULL;
+		if (!opt.json)
 			printf(":\n");
 		for (j = 0; j < RAWTP_STACK_DEPTH && ips[j]; j++) {
 			symbolize(ips[j], sym, sizeof(sym));
 			if (opt.json)
-				printf("%s\"%s\"", j ? "," : "", sym);
+				json_object_array_add(frames, json_object_new_string(sym));
 			else
 				printf("    %s\n", sym);
 		}
-		if (opt.json)
-			printf("]}\n");
+		if (opt.json) {
+			json_set(o, "frames", frames);
+			json_print(o);
+		}
 	}
 	fflush(stdout);
 	free(rows);
@@ -544,20 +585,24 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 	if (size < sizeof(*e) || e->tp >= (__u32)opt.ntp)
 		return;
 	if (opt.json) {
-		printf("{\"type\":\"event\",\"tracepoint\":\"%s\",\"cpu\":%d,"
-		       "\"pid\":%u,\"tid\":%u,\"comm\":",
-		       opt.tps[e->tp], cpu, e->pid, e->tid);
-		json_str(stdout, e->comm, RAWTP_COMM_LEN);
-		printf(",\"args\":[");
-		for (i = 0; i < e->nargs && i < RAWTP_MAX_ARGS; i++)
-			printf("%s\"0x%llx\"", i ? "," : "",
-			       (unsigned long long)e->args[i]);
-		printf("]");
-		if (opt.str_arg >= 0) {
-			printf(",\"str\":");
-			json_str(stdout, e->str, RAWTP_STR_LEN);
+		struct json_object *o = json_object_new_object();
+		struct json_object *args = json_object_new_array();
+		char hex[24];
+
+		json_set(o, "type", json_object_new_string("event"));
+		json_set(o, "tracepoint", json_object_new_string(opt.tps[e->tp]));
+		json_set(o, "cpu", json_object_new_int(cpu));
+		json_set(o, "pid", json_object_new_uint64(e->pid));
+		json_set(o, "tid", json_object_new_uint64(e->tid));
+		json_set(o, "comm", json_bytes(e->comm, RAWTP_COMM_LEN));
+		for (i = 0; i < e->nargs && i < RAWTP_MAX_ARGS; i++) {
+			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)e->args[i]);
+			json_object_array_add(args, json_object_new_string(hex));
 		}
-		printf("}\n");
+		json_set(o, "args", args);
+		if (opt.str_arg >= 0)
+			json_set(o, "str", json_bytes(e->str, RAWTP_STR_LEN));
+		json_print(o);
 	} else {
 		printf("%s cpu=%d pid=%u tid=%u comm=", opt.tps[e->tp], cpu,
 		       e->pid, e->tid);

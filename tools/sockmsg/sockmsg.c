@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <json-c/json.h>
 #include "sockmsg.h"
 #include "sockmsg.skel.h"
 
@@ -585,60 +586,92 @@ static const char *mode_name(void)
 	       opt.mode == SM_MODE_DROP ? "drop" : "redirect";
 }
 
-static void json_run(void)
+/* @o's @key: a number printed with @fmt (json-c keeps the text as given). */
+static void json_add_double(struct json_object *o, const char *key, const char *fmt,
+			    double v)
 {
-	printf("\"family\":\"%s\",\"map\":\"%s\",\"mode\":\"%s%s\","
-	       "\"size\":%u,\"iov\":%u,\"sendfile\":%s,\"count\":%lu",
-	       opt.ipv6 ? "ipv6" : "ipv4", map_name(), mode_name(),
-	       opt.ingress ? "-ingress" : "", opt.size, opt.iov,
-	       opt.sendfile ? "true" : "false", opt.count);
+	char text[64];
+
+	snprintf(text, sizeof(text), fmt, v);
+	json_object_object_add(o, key, json_object_new_double_s(v, text));
 }
 
-static void json_send(const struct results *r)
+static void json_add_u64(struct json_object *o, const char *key, unsigned long long v)
 {
-	printf(",\"sent_msgs\":%lu,\"sent_bytes\":%llu,\"send_errors\":%lu,"
-	       "\"send_errno\":\"%s\"",
-	       r->sent_msgs, (unsigned long long)r->sent_bytes, r->send_errors,
-	       r->last_errno ? strerrorname_np(r->last_errno) : "");
+	json_object_object_add(o, key, json_object_new_uint64(v));
 }
 
-static void json_receive(const struct results *r)
+static void json_add_str(struct json_object *o, const char *key, const char *v)
 {
-	printf(",\"recv_peer\":%llu,\"recv_other\":%llu,"
-	       "\"expect_peer\":%llu,\"expect_other\":%llu",
-	       (unsigned long long)r->received[RX_PEER],
-	       (unsigned long long)r->received[RX_OTHER],
-	       (unsigned long long)r->expect[RX_PEER].total,
-	       (unsigned long long)r->expect[RX_OTHER].total);
+	json_object_object_add(o, key, json_object_new_string(v));
 }
 
-static void json_time(const struct results *r)
+static void json_run(struct json_object *o)
 {
-	printf(",\"seconds\":%.6f,\"mb_per_s\":%.3f,\"msgs_per_s\":%.1f",
-	       r->seconds, mb_per_s(r), r->sent_msgs / r->seconds);
+	char mode[32];
+
+	snprintf(mode, sizeof(mode), "%s%s", mode_name(), opt.ingress ? "-ingress" : "");
+	json_add_str(o, "family", opt.ipv6 ? "ipv6" : "ipv4");
+	json_add_str(o, "map", map_name());
+	json_add_str(o, "mode", mode);
+	json_add_u64(o, "size", opt.size);
+	json_add_u64(o, "iov", opt.iov);
+	json_object_object_add(o, "sendfile", json_object_new_boolean(opt.sendfile));
+	json_add_u64(o, "count", opt.count);
 }
 
-static void json_verdicts(const struct sm_counters *c)
+static void json_send(struct json_object *o, const struct results *r)
 {
-	printf(",\"runs\":%llu,\"pass\":%llu,\"drop\":%llu,\"redirect\":%llu,"
-	       "\"policy_drop\":%llu,\"pull_errors\":%llu,\"bytes_seen\":%llu",
-	       (unsigned long long)c->runs, (unsigned long long)c->pass,
-	       (unsigned long long)c->drop, (unsigned long long)c->redirect,
-	       (unsigned long long)c->policy_drop,
-	       (unsigned long long)c->pull_errors,
-	       (unsigned long long)c->bytes_seen);
+	json_add_u64(o, "sent_msgs", r->sent_msgs);
+	json_add_u64(o, "sent_bytes", r->sent_bytes);
+	json_add_u64(o, "send_errors", r->send_errors);
+	json_add_str(o, "send_errno", r->last_errno ? strerrorname_np(r->last_errno) : "");
 }
 
+static void json_receive(struct json_object *o, const struct results *r)
+{
+	json_add_u64(o, "recv_peer", r->received[RX_PEER]);
+	json_add_u64(o, "recv_other", r->received[RX_OTHER]);
+	json_add_u64(o, "expect_peer", r->expect[RX_PEER].total);
+	json_add_u64(o, "expect_other", r->expect[RX_OTHER].total);
+}
+
+static void json_time(struct json_object *o, const struct results *r)
+{
+	json_add_double(o, "seconds", "%.6f", r->seconds);
+	json_add_double(o, "mb_per_s", "%.3f", mb_per_s(r));
+	json_add_double(o, "msgs_per_s", "%.1f", r->sent_msgs / r->seconds);
+}
+
+static void json_verdicts(struct json_object *o, const struct sm_counters *c)
+{
+	json_add_u64(o, "runs", c->runs);
+	json_add_u64(o, "pass", c->pass);
+	json_add_u64(o, "drop", c->drop);
+	json_add_u64(o, "redirect", c->redirect);
+	json_add_u64(o, "policy_drop", c->policy_drop);
+	json_add_u64(o, "pull_errors", c->pull_errors);
+	json_add_u64(o, "bytes_seen", c->bytes_seen);
+}
+
+/* One JSON object, on one line, through json-c. */
 static void print_json(const struct results *r)
 {
-	putchar('{');
-	json_run();
-	json_send(r);
-	json_receive(r);
-	json_time(r);
-	json_verdicts(&r->cnt);
-	printf(",\"verify\":\"%s\"}\n",
-	       opt.verify ? (r->verify_ok ? "ok" : "failed") : "off");
+	struct json_object *o = json_object_new_object();
+
+	if (!o) {
+		fprintf(stderr, "sockmsg: out of memory for the JSON output\n");
+		exit(1);
+	}
+	json_run(o);
+	json_send(o, r);
+	json_receive(o, r);
+	json_time(o, r);
+	json_verdicts(o, &r->cnt);
+	json_add_str(o, "verify", opt.verify ? (r->verify_ok ? "ok" : "failed") : "off");
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+					       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
 }
 
 static void print_text(const struct results *r)
