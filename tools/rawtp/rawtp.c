@@ -814,22 +814,125 @@ static pid_t start_command(int *go_fd)
 	return pid;
 }
 
+/* The BPF object, opened with the options baked in and loaded; NULL: said why. */
+static struct rawtp *load_program(void)
+{
+	struct rawtp *skel = rawtp__open();
+	int err;
+
+	if (!skel) {
+		error("opening the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	skel->rodata->target_pid = opt.pid;
+	skel->rodata->nargs = opt.nargs;
+	skel->rodata->str_arg = opt.str_arg;
+	skel->rodata->nread = opt.str_arg + 1 > opt.nargs ? opt.str_arg + 1 : opt.nargs;
+	skel->rodata->want_stacks = opt.stacks;
+	if (!opt.stacks) {
+		/* keep unused maps small: a stack map preallocates */
+		bpf_map__set_max_entries(skel->maps.stack_traces, 1);
+		bpf_map__set_max_entries(skel->maps.stack_counts, 1);
+	}
+	err = rawtp__load(skel);
+	if (err) {
+		explain_load_error(-err);
+		rawtp__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/* One link per tracepoint into @link_fd, its cookie the tracepoint's index. */
+static bool attach_all(struct rawtp *skel, int *link_fd)
+{
+	int i;
+
+	for (i = 0; i < opt.ntp; i++) {
+		link_fd[i] = raw_tp_open(bpf_program__fd(skel->progs.rawtp_event),
+					 opt.tps[i], i);
+		if (link_fd[i] < 0) {
+			explain_attach_error(opt.tps[i], errno);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The command rawtp runs (-- COMMAND): its pid, whether it ended, how. */
+struct child {
+	pid_t pid;
+	bool done;
+	int status;
+};
+
+/*
+ * Count, and stream events through @pb (NULL: counts only), until the
+ * duration is up, a signal arrives or the command ends; a table (or JSON
+ * line) every interval.  -1 on a perf buffer error, said why.
+ */
+static int trace_loop(struct rawtp *skel, struct perf_buffer *pb, struct child *c,
+		      unsigned long long *prev)
+{
+	double start = now(), last = start;
+	double next_tick = opt.interval > 0 ? start + opt.interval : 0;
+	double end = opt.duration > 0 ? start + opt.duration : 0;
+	int err;
+
+	while (!stop_signal) {
+		double t = now(), wake = end;
+		int ms;
+
+		if (c->pid && !c->done && waitpid(c->pid, &c->status, WNOHANG) == c->pid)
+			c->done = true;
+		if (c->done || (end && t >= end))
+			break;
+		if (next_tick && t >= next_tick) {
+			if (opt.json || !pb)
+				print_counts(skel, t - start, t - last, prev, false);
+			last = t;
+			next_tick += opt.interval;
+			if (next_tick < t)
+				next_tick = t + opt.interval;
+		}
+		if (next_tick && (!wake || next_tick < wake))
+			wake = next_tick;
+		ms = wake ? (int)((wake - t) * 1000) + 1 : 1000;
+		/* a command's exit is noticed within 100 ms */
+		if (c->pid && ms > 100)
+			ms = 100;
+		if (pb) {
+			err = perf_buffer__poll(pb, ms);
+			if (err < 0 && err != -EINTR) {
+				error("perf buffer poll: %s", strerror(-err));
+				return -1;
+			}
+		} else {
+			struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (pb)
+		perf_buffer__consume(pb);	/* what is left after the stop */
+	print_counts(skel, now() - start, now() - last, prev, true);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long long prev[RAWTP_MAX_TP] = { 0 };
 	struct perf_buffer *pb = NULL;
 	int link_fd[RAWTP_MAX_TP];
 	struct rawtp *skel = NULL;
-	bool list = false, streaming, child_done = false;
-	double start, last, next_tick, end;
-	int i, err, ret = 1, go_fd = -1, child_status = 0;
-	pid_t child = 0;
+	struct child child = { 0 };
+	bool list = false;
+	int i, ret = 1, go_fd = -1;
 	struct sigaction sa;
 
 	parse_args(argc, argv, &list);
 	if (list)
 		return list_tracepoints(optind < argc ? argv[optind] : NULL);
-	streaming = opt.nargs || opt.str_arg >= 0;
 
 	for (i = 0; i < RAWTP_MAX_TP; i++)
 		link_fd[i] = -1;
@@ -846,44 +949,16 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	if (opt.command) {
-		child = start_command(&go_fd);
-		if (child < 0)
+		child.pid = start_command(&go_fd);
+		if (child.pid < 0)
 			return 1;
-		opt.pid = child;
+		opt.pid = child.pid;
 	}
 
-	skel = rawtp__open();
-	if (!skel) {
-		err = errno;
-		error("opening the BPF object: %s", strerror(err));
+	skel = load_program();
+	if (!skel || !attach_all(skel, link_fd))
 		goto out;
-	}
-	skel->rodata->target_pid = opt.pid;
-	skel->rodata->nargs = opt.nargs;
-	skel->rodata->str_arg = opt.str_arg;
-	skel->rodata->nread = opt.str_arg + 1 > opt.nargs ? opt.str_arg + 1 : opt.nargs;
-	skel->rodata->want_stacks = opt.stacks;
-	if (!opt.stacks) {
-		/* keep unused maps small: a stack map preallocates */
-		bpf_map__set_max_entries(skel->maps.stack_traces, 1);
-		bpf_map__set_max_entries(skel->maps.stack_counts, 1);
-	}
-	err = rawtp__load(skel);
-	if (err) {
-		explain_load_error(-err);
-		goto out;
-	}
-
-	for (i = 0; i < opt.ntp; i++) {
-		link_fd[i] = raw_tp_open(bpf_program__fd(skel->progs.rawtp_event),
-					 opt.tps[i], i);
-		if (link_fd[i] < 0) {
-			explain_attach_error(opt.tps[i], errno);
-			goto out;
-		}
-	}
-
-	if (streaming) {
+	if (opt.nargs || opt.str_arg >= 0) {
 		pb = perf_buffer__new(bpf_map__fd(skel->maps.events), 64,
 				      on_sample, on_lost, NULL, NULL);
 		if (!pb) {
@@ -904,51 +979,12 @@ int main(int argc, char **argv)
 		go_fd = -1;
 	}
 
-	start = last = now();
-	next_tick = opt.interval > 0 ? start + opt.interval : 0;
-	end = opt.duration > 0 ? start + opt.duration : 0;
-	while (!stop_signal) {
-		double t = now(), wake = end;
-		int ms;
-
-		if (child && !child_done &&
-		    waitpid(child, &child_status, WNOHANG) == child)
-			child_done = true;
-		if (child_done || (end && t >= end))
-			break;
-		if (next_tick && t >= next_tick) {
-			if (opt.json || !streaming)
-				print_counts(skel, t - start, t - last, prev, false);
-			last = t;
-			next_tick += opt.interval;
-			if (next_tick < t)
-				next_tick = t + opt.interval;
-		}
-		if (next_tick && (!wake || next_tick < wake))
-			wake = next_tick;
-		ms = wake ? (int)((wake - t) * 1000) + 1 : 1000;
-		/* a command's exit is noticed within 100 ms */
-		if (child && ms > 100)
-			ms = 100;
-		if (pb) {
-			err = perf_buffer__poll(pb, ms);
-			if (err < 0 && err != -EINTR) {
-				error("perf buffer poll: %s", strerror(-err));
-				goto out;
-			}
-		} else {
-			struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-			nanosleep(&ts, NULL);
-		}
-	}
-	if (pb)
-		perf_buffer__consume(pb);	/* what is left after the stop */
-	print_counts(skel, now() - start, now() - last, prev, true);
+	if (trace_loop(skel, pb, &child, prev))
+		goto out;
 	if (opt.stacks)
 		print_stacks(skel);
 	ret = 0;
-	if (child_done && WIFEXITED(child_status) && WEXITSTATUS(child_status) == 127)
+	if (child.done && WIFEXITED(child.status) && WEXITSTATUS(child.status) == 127)
 		ret = 1;	/* the command could not be run */
 out:
 	/* Closing the link fds is what detaches; destroy unloads. */
@@ -959,7 +995,7 @@ out:
 	rawtp__destroy(skel);
 	if (go_fd >= 0)
 		close(go_fd);	/* the command sees EOF and exits 127 */
-	if (child && !child_done)
-		waitpid(child, &child_status, ret ? 0 : WNOHANG);
+	if (child.pid > 0 && !child.done)
+		waitpid(child.pid, &child.status, ret ? 0 : WNOHANG);
 	return ret;
 }
