@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
+#include "adi_test.h"
 #include "libadi.h"
 #include "../lib/stats.h"
 
@@ -277,25 +278,11 @@ static int checked(int rounds)
 	return 0;
 }
 
-/* ADI's paths_on and in_use counters, as one line ("-1" without debugfs). */
+/* ADI's paths_on and in_use counters, one line each ("-1" without debugfs). */
 static void print_adi_state(const char *when)
 {
-	const char *names[] = { "paths_on", "in_use" };
-
-	for (int i = 0; i < 2; i++) {
-		char path[64], text[32] = "-1";
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/sys/kernel/debug/adi/%s", names[i]);
-		f = fopen(path, "r");
-		if (f) {
-			if (!fgets(text, sizeof(text), f))
-				strcpy(text, "-1");
-			fclose(f);
-		}
-		text[strcspn(text, "\n")] = 0;
-		printf("adi_%s_%s %s\n", names[i], when, text);
-	}
+	printf("adi_paths_on_%s %ld\n", when, adi_counter("paths_on"));
+	printf("adi_in_use_%s %ld\n", when, adi_counter("in_use"));
 }
 
 static int baseline(void)
