@@ -6,8 +6,10 @@
  *
  *   run_bounded(fn, arg, timeout_ms, &r)   fork, run fn(arg) in the child,
  *       wait up to timeout_ms (counted from the child's last hb_beat(),
- *       so a long fuzzer only has to keep making progress); then SIGKILL
- *       it and measure how long it takes to die (up to 3 s).  A child
+ *       so a long fuzzer only has to keep making progress, and not
+ *       while the child holds it with hb_hold(1): set-up whose time is
+ *       not the test's, up to HOLD_LIMIT_MS); then SIGKILL it and
+ *       measure how long it takes to die (up to 3 s).  A child
  *       that cannot be reaped is left behind: a task spinning in the
  *       kernel cannot be killed, and waiting for it would hang the suite.
  *   check_finished(...)       the operation ended on its own in time
@@ -103,8 +105,12 @@ static inline void *hostile_shared(size_t len)
 struct heartbeat {
 	volatile long long beat_ms;
 	volatile long count;
+	volatile int hold;	/* set-up under way: no deadline (hb_hold()) */
 	char what[240];
 };
+
+/* The longest set-up hb_hold() may keep the deadline off for. */
+#define HOLD_LIMIT_MS	600000
 
 static struct heartbeat *hb;
 
@@ -125,6 +131,19 @@ static inline void hb_beat(const char *fmt, ...)
 	vsnprintf(hb->what, sizeof(hb->what), fmt, ap);
 	va_end(ap);
 	hb->count++;
+	hb->beat_ms = now_ms();
+}
+
+/*
+ * @on: the child starts set-up that must not count toward its deadline
+ * (preparing memory that takes longer than the bound on a slow kernel);
+ * off again: the deadline counts from now.
+ */
+static inline void hb_hold(int on)
+{
+	if (!hb)
+		return;
+	hb->hold = on;
 	hb->beat_ms = now_ms();
 }
 
@@ -169,6 +188,7 @@ static inline int run_bounded(hostile_fn fn, void *arg, long timeout_ms,
 	hb_init();
 	hb->beat_ms = 0;
 	hb->count = 0;
+	hb->hold = 0;
 	hb->what[0] = 0;
 	fflush(stdout);
 	start = now_ms();
@@ -193,6 +213,8 @@ static inline int run_bounded(hostile_fn fn, void *arg, long timeout_ms,
 		}
 		last = hb->beat_ms > start ? hb->beat_ms : start;
 		deadline = last + timeout_ms;
+		if (hb->hold && now_ms() - start < HOLD_LIMIT_MS)
+			deadline = now_ms() + timeout_ms;
 		if (now_ms() >= deadline)
 			break;
 		sleep_ms(nap);
