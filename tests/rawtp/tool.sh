@@ -5,7 +5,7 @@
 T=$LK417_TESTBIN/rawtp
 BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 out=$(mktemp -d)
-plan 19
+plan 20
 
 # Count what bpftool lists (OBJECT: link or prog) that matches the jq
 # filter.  bpftool must exit 0 and print a JSON array: anything else is an
@@ -82,6 +82,18 @@ assert all(len(e["args"]) == 2 and int(e["args"][0], 16) >= 0xffff800000000000 f
 assert len({e["args"][0] for e in ev}) == 1, "args[0] is the task: always the same"
 assert lines[-1]["type"] == "summary" and lines[-1]["lost"] == 0
 ' $out/args.json
+
+# comm is bytes, not UTF-8: a name with bytes 0xe9, 0x22 (") and 0x01 must
+# still give valid JSON, each byte read as the code point of its value.
+"$T" --json --args 1 --str-arg 1 -d 60 task_rename -- \
+	sh -c 'printf "r\351\042\001" >/proc/self/comm' >$out/bytes.json 2>&1
+check "--json with comm bytes 0xe9, 0x22, 0x01: valid JSON, the name read back as U+00E9, U+0022, U+0001" \
+	python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+ev = [l for l in lines if l["type"] == "event"]
+assert [e["str"] for e in ev][-1] == "r\u00e9\"\u0001", ev
+' $out/bytes.json
 
 "$T" --stacks task_rename -- sh -c 'echo rtp-stack >/proc/self/comm' >$out/stacks.txt 2>&1
 check "--stacks: symbolized stacks through __set_task_comm from comm_write and from exec" bash -c "
